@@ -1,0 +1,1 @@
+"""tether: a controlled tool-calling agent loop."""

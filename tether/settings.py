@@ -1,0 +1,143 @@
+"""All of tether's knobs in one typed place.
+
+Defaults are the design note's numbers. Every field can be set with a ``TETHER_<NAME>``
+environment variable, passed to :func:`tether.build_graph`, or overridden for one run through
+LangGraph's runtime context (``graph.invoke(..., context={"max_iters": 5})``), which is also
+what LangGraph Studio edits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from tether.errors import SettingsError
+
+Protocol = Literal["react", "native"]
+
+
+class AgentSettings(BaseSettings):
+    """Model endpoint, loop policy and memory limits for one agent."""
+
+    model_config = SettingsConfigDict(env_prefix="TETHER_", extra="forbid", frozen=True)
+
+    # --- model endpoint -------------------------------------------------------------------
+    base_url: str | None = Field(
+        None,
+        description="OpenAI-compatible endpoint (vLLM), e.g. http://localhost:8000/v1. "
+        "Unset: the default vLLM address.",
+    )
+    model: str = Field("Qwen2.5-7B-Instruct", description="Model name as the server knows it.")
+    api_key: SecretStr = Field(SecretStr("EMPTY"), description="API key; vLLM ignores it.")
+    temperature: float = Field(0.3, ge=0, le=2, description="Default sampling temperature.")
+    calm_temperature: float = Field(
+        0.1, ge=0, le=2, description="Temperature used after a run of successful steps."
+    )
+    top_p: float = Field(0.9, gt=0, le=1, description="Nucleus sampling.")
+    max_tokens: int = Field(512, ge=1, description="Completion cap per model call.")
+    request_timeout: float = Field(60.0, gt=0, description="Seconds before a model call fails.")
+    protocol: Protocol = Field(
+        "react",
+        description="react: Thought/Action/Action Input text, repaired and parsed. "
+        "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice).",
+    )
+
+    # --- loop policy ----------------------------------------------------------------------
+    max_iters: int = Field(10, ge=1, description="Model calls before the run stops (max_steps).")
+    token_budget: int = Field(
+        18000, ge=1, description="Total tokens (server-reported) a run may spend (partial)."
+    )
+    breaker_failures: int = Field(
+        3, ge=1, description="Consecutive failed steps that open the circuit breaker (failed)."
+    )
+    switch_after_failures: int = Field(
+        2, ge=1, description="Consecutive failures after which the model is told to switch."
+    )
+    calm_after_successes: int = Field(
+        3, ge=1, description="Consecutive successes after which calm_temperature is used."
+    )
+    repeat_limit: int = Field(
+        3, ge=2, description="Same tool with the same arguments this often ends the run."
+    )
+    tool_attempts: int = Field(
+        3, ge=1, description="Attempts for a transient tool failure, first one included."
+    )
+    retry_base_delay: float = Field(0.5, ge=0, description="First backoff delay, seconds.")
+    retry_max_delay: float = Field(8.0, ge=0, description="Backoff delay cap, seconds.")
+    min_confidence: float = Field(
+        0.5, ge=0, le=1, description="A result whose meta.confidence_score is lower fails."
+    )
+
+    # --- memory ---------------------------------------------------------------------------
+    reasoning_window: int = Field(6, ge=1, description="Thought/Action entries kept.")
+    tool_window: int = Field(3, ge=1, description="Tool results kept.")
+    context_window: int = Field(32768, ge=256, description="Model context length, tokens.")
+    memory_ratio: float = Field(
+        0.7, gt=0, le=1, description="Share of the context window the prompt may fill."
+    )
+
+    @property
+    def memory_budget(self) -> int:
+        """Prompt tokens allowed: memory_ratio of the context window (22937 for 32768)."""
+        return int(self.context_window * self.memory_ratio)
+
+    def with_overrides(self, overrides: dict[str, Any]) -> AgentSettings:
+        """A copy with some fields replaced, validated like the original."""
+        if not overrides:
+            return self
+        data = self.model_dump() | overrides
+        try:
+            return type(self).model_validate(data)
+        except ValidationError as exc:
+            raise SettingsError(_describe(exc)) from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = [
+        f"{'.'.join(str(p) for p in err['loc']) or 'settings'}: {err['msg']}"
+        for err in exc.errors()
+    ]
+    return "invalid tether settings: " + "; ".join(problems)
+
+
+def load_settings(**values: Any) -> AgentSettings:
+    """Build settings from defaults, TETHER_* variables and ``values``, with a clear error."""
+    try:
+        return AgentSettings(**values)
+    except ValidationError as exc:
+        raise SettingsError(_describe(exc)) from exc
+
+
+def _overrides_model() -> type[BaseModel]:
+    fields: dict[str, Any] = {}
+    for name, info in AgentSettings.model_fields.items():
+        described = f"{info.description} (default: {info.get_default()!r})"
+        fields[name] = (info.annotation | None, Field(None, description=described))
+    return create_model(
+        "RunSettings",
+        __config__=ConfigDict(extra="forbid"),
+        __doc__="Per-run overrides of AgentSettings; unset fields keep the graph's settings.",
+        **fields,
+    )
+
+
+RunSettings: type[BaseModel] = _overrides_model()
+"""LangGraph context schema: every AgentSettings field, optional, for one run or Studio."""
+
+
+def resolve_settings(base: AgentSettings, context: Any) -> AgentSettings:
+    """The settings for this run: the graph's, with the run's context applied on top."""
+    if context is None:
+        return base
+    if isinstance(context, AgentSettings):
+        return context
+    if isinstance(context, BaseModel):
+        return base.with_overrides(context.model_dump(exclude_none=True))
+    if isinstance(context, dict):
+        unknown = sorted(set(context) - set(AgentSettings.model_fields))
+        if unknown:
+            raise SettingsError(f"unknown tether settings: {', '.join(unknown)}")
+        return base.with_overrides({k: v for k, v in context.items() if v is not None})
+    raise SettingsError(f"run context must be a dict or AgentSettings, not {type(context)!r}")
