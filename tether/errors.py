@@ -19,3 +19,11 @@ class TransientToolError(Exception):
 
 class ScriptExhaustedError(TetherError, RuntimeError):
     """A ScriptedChatModel was called more times than it has scripted replies."""
+
+
+class ModelServerError(TetherError, RuntimeError):
+    """The local model server could not be started or used (missing or bad GGUF, no health)."""
+
+
+class ModelCallError(TetherError, RuntimeError):
+    """The model endpoint could not be reached or answered with an error."""

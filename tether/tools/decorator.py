@@ -13,7 +13,10 @@ from pydantic import BaseModel
 def tool(func: Callable[..., Any], /) -> BaseTool: ...
 @overload
 def tool(
-    *, name: str | None = None, description: str | None = None, args_schema: type[BaseModel] | None = None
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    args_schema: type[BaseModel] | None = None,
 ) -> Callable[[Callable[..., Any]], BaseTool]: ...
 
 

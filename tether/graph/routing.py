@@ -1,0 +1,51 @@
+"""Conditional edges: pure functions from (state, settings) to the next node's name.
+
+Their ``Literal`` return types are the graph's edges, so the diagram is read off the code.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from tether.graph import policy
+from tether.graph.state import AgentState
+from tether.settings import AgentSettings
+
+
+def route_after_compose(state: AgentState, settings: AgentSettings) -> Literal["think", "finish"]:
+    """Call the model unless the budget check before the call said stop."""
+    return "finish" if state.get("verdict") else "think"
+
+
+def route_after_think(
+    state: AgentState, settings: AgentSettings
+) -> Literal["act", "refuse", "assess"]:
+    """Run the proposed call, refuse it, or go straight to assessment (answer, parse failure,
+    or a repeat that would make no progress)."""
+    proposal = state.get("proposal")
+    if not proposal or proposal["kind"] != "action":
+        return "assess"
+    fingerprint = proposal["fingerprint"]
+    if policy.should_refuse(state, fingerprint):
+        return "refuse"
+    if policy.is_repeat(state, fingerprint, settings):
+        return "assess"
+    return "act"
+
+
+def route_after_act(state: AgentState, settings: AgentSettings) -> Literal["act", "assess"]:
+    """Retry in place (with backoff) a transient failure, or a result a rule wants retried,
+    while attempts remain."""
+    result = state.get("result") or {}
+    meta = result.get("meta", {})
+    wants_retry = (result.get("status") == "error" and meta.get("transient")) or (
+        meta.get("rule", {}).get("action") == "retry"
+    )
+    if wants_retry and state.get("tool_attempts", 0) < settings.tool_attempts:
+        return "act"
+    return "assess"
+
+
+def route_after_assess(state: AgentState, settings: AgentSettings) -> Literal["compose", "finish"]:
+    """Stop when assessment recorded a verdict; otherwise build the next prompt."""
+    return "finish" if state.get("verdict") else "compose"

@@ -1,0 +1,162 @@
+"""Exact token counts from the serving model's own tokenizer, with an offline fallback.
+
+The pre-call budget check and the memory budget need counts before a request is sent.
+tiktoken's cl100k_base only approximates Qwen's or SmolLM2's tokenizer, while both vLLM and
+llama.cpp expose ``POST /tokenize`` at the server root (not under ``/v1``) with different
+request shapes:
+
+* vLLM: ``{"prompt": text, "add_special_tokens": false}`` -> ``{"count": n, "tokens": [...],
+  "max_model_len": m}``.
+* llama.cpp: ``{"content": text}`` -> ``{"tokens": [...]}``. It ignores ``prompt`` and answers
+  ``{"tokens": []}``, which must not be mistaken for zero tokens.
+
+The first successful shape is remembered. When the server cannot tokenize (404, a connection
+error, an answer of the wrong shape) the counter says why, switches to the fallback for good
+and stops asking, so a missing endpoint costs one request, not one per count.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any, Literal, Protocol
+
+import httpx
+
+Shape = Literal["vllm", "llamacpp"]
+SERVER_SOURCE = "server"
+
+
+class SupportsCount(Protocol):
+    """Anything that can count the tokens of a text (tiktoken, for one)."""
+
+    def count(self, text: str) -> int: ...
+
+
+class _CannotTokenize(Exception):
+    """This request did not give a usable count; ``other_shape`` says if the other might."""
+
+    def __init__(self, reason: str, *, other_shape: bool = True) -> None:
+        super().__init__(reason)
+        self.other_shape = other_shape
+
+
+def tokenize_url(base_url: str) -> str:
+    """``/tokenize`` at the server root for an OpenAI-style base URL (``.../v1`` or not)."""
+    root = base_url.rstrip("/")
+    if root.endswith("/v1"):
+        root = root[: -len("/v1")]
+    return f"{root}/tokenize"
+
+
+class ServerTokenCounter:
+    """Counts tokens with the server's ``/tokenize``, cached per text; falls back once, for good.
+
+    ``source`` is ``"server"`` while the server answers and the fallback's ``source``
+    (``"tiktoken"``) after it could not; ``fallback_reason`` then says why, for the trace.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        fallback: SupportsCount,
+        *,
+        timeout: float = 3.0,
+        cache_size: int = 4096,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        self.url = tokenize_url(base_url)
+        self.fallback = fallback
+        self.source: str = SERVER_SOURCE
+        self.fallback_reason: str | None = None
+        self.shape: Shape | None = None
+        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._cache_size = cache_size
+        self._lock = threading.Lock()
+        self._client = httpx.Client(
+            timeout=httpx.Timeout(timeout, connect=min(timeout, 1.0)), transport=transport
+        )
+
+    def count(self, text: str) -> int:
+        """Tokens in ``text`` as the serving model counts them (or the fallback's estimate)."""
+        if not text:
+            return 0
+        with self._lock:
+            cached = self._cache.get(text)
+            if cached is not None:
+                self._cache.move_to_end(text)
+                return cached
+            use_server = self.source == SERVER_SOURCE
+        if not use_server:
+            return self.fallback.count(text)
+        try:
+            counted = self._ask(text)
+        except _CannotTokenize as exc:
+            self._give_up(str(exc))
+            return self.fallback.count(text)
+        with self._lock:
+            self._cache[text] = counted
+            if len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+        return counted
+
+    def close(self) -> None:
+        """Close the HTTP connection pool."""
+        self._client.close()
+
+    def __enter__(self) -> ServerTokenCounter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # --- internals ------------------------------------------------------------------------
+
+    def _give_up(self, reason: str) -> None:
+        with self._lock:
+            if self.source == SERVER_SOURCE:
+                self.source = str(getattr(self.fallback, "source", "tiktoken"))
+                self.fallback_reason = f"{self.url}: {reason}"
+
+    def _ask(self, text: str) -> int:
+        if self.shape is not None:
+            return self._post(self.shape, text)
+        try:
+            counted = self._post("vllm", text)
+            self.shape = "vllm"
+        except _CannotTokenize as vllm_error:
+            if not vllm_error.other_shape:
+                raise
+            counted = self._post("llamacpp", text)
+            self.shape = "llamacpp"
+        return counted
+
+    def _post(self, shape: Shape, text: str) -> int:
+        body: dict[str, Any] = (
+            {"prompt": text, "add_special_tokens": False} if shape == "vllm" else {"content": text}
+        )
+        try:
+            response = self._client.post(self.url, json=body)
+        except httpx.TransportError as exc:
+            reason = f"unreachable ({type(exc).__name__}: {exc})"
+            raise _CannotTokenize(reason, other_shape=False) from exc
+        if response.status_code != 200:
+            # 404/405: no such endpoint, so another request shape cannot help either.
+            raise _CannotTokenize(
+                f"HTTP {response.status_code}: {response.text[:200]}",
+                other_shape=response.status_code not in (404, 405),
+            )
+        try:
+            data = response.json()
+        except ValueError as exc:
+            raise _CannotTokenize(f"not JSON: {response.text[:200]}") from exc
+        if not isinstance(data, dict):
+            raise _CannotTokenize(f"unexpected answer: {str(data)[:200]}")
+        count = data.get("count")
+        tokens = data.get("tokens")
+        if isinstance(count, int) and not isinstance(count, bool) and count > 0:
+            return count
+        if isinstance(tokens, list) and tokens:
+            return len(tokens)
+        # Zero tokens for a non-empty text means the server ignored this request shape.
+        raise _CannotTokenize(f"no tokens for a non-empty text with the {shape} request shape")

@@ -1,0 +1,58 @@
+"""What nodes need besides the state: settings, tools, model, counter, clock."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.runtime import Runtime
+
+from tether.graph.rules import Rule
+from tether.llm.model import make_chat_model
+from tether.memory.tokens import TokenCounter
+from tether.settings import AgentSettings, resolve_settings
+from tether.tools.registry import ToolRegistry
+
+MODEL_FIELDS = (
+    "base_url",
+    "model",
+    "api_key",
+    "top_p",
+    "max_tokens",
+    "request_timeout",
+)
+
+
+@dataclass
+class Deps:
+    """Shared by the nodes of one compiled graph."""
+
+    settings: AgentSettings
+    registry: ToolRegistry
+    counter: TokenCounter
+    rules: Sequence[Rule]
+    model: BaseChatModel | None = None
+    model_factory: Callable[[AgentSettings], BaseChatModel] = make_chat_model
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = field(default_factory=random.Random)
+    _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def settings_for(self, runtime: Runtime[Any] | None) -> AgentSettings:
+        """The graph's settings with this run's context overrides applied."""
+        return resolve_settings(self.settings, runtime.context if runtime else None)
+
+    def model_for(self, settings: AgentSettings) -> BaseChatModel:
+        """The given model, or one built (once per endpoint settings) from the settings."""
+        if self.model is not None:
+            return self.model
+        key = tuple(str(getattr(settings, name)) for name in MODEL_FIELDS)
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self.model_factory(settings)
+            return self._models[key]

@@ -1,0 +1,116 @@
+"""think: call the model with the composed prompt, record what it cost and what it proposed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.runtime import Runtime
+
+from tether.errors import ModelCallError
+from tether.graph.state import AgentState, Proposal, TraceEvent, Usage
+from tether.llm.parsing import parse_native, parse_react
+from tether.memory.buffers import ReasoningEntry, windowed
+from tether.memory.tokens import TokenCounter, count_messages
+from tether.nodes.deps import Deps
+from tether.settings import AgentSettings
+
+
+def make_think(deps: Deps) -> Any:
+    def think(state: AgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+        settings = deps.settings_for(runtime)
+        messages = state["prompt"]
+        step = state.get("steps", 0) + 1
+        reply = _call(_bound_model(deps, settings, state), messages, state, settings)
+        usage, reported = _usage(reply, messages, deps.counter)
+        proposal = parse_native(reply) if settings.protocol == "native" else parse_react(reply.text)
+        entry: ReasoningEntry = {
+            "step": step,
+            "thought": proposal["thought"],
+            "action": proposal.get("tool"),
+            "action_input": proposal.get("arguments"),
+        }
+        events: list[TraceEvent] = [
+            {
+                "step": step,
+                "event": "model_call",
+                "detail": {
+                    "temperature": state["temperature"],
+                    "usage": usage,
+                    "usage_source": "server" if reported else "estimated",
+                    "prompt_estimate": state.get("prompt_tokens_estimate"),
+                    **_proposal_detail(proposal),
+                },
+            }
+        ]
+        if not reported:
+            events.append(
+                {
+                    "step": step,
+                    "event": "usage_missing",
+                    "detail": {"note": "the server reported no usage; tokens were counted"},
+                }
+            )
+        return {
+            "steps": step,
+            "usage": usage,
+            "proposal": proposal,
+            "result": None,
+            "tool_attempts": 0,
+            "reasoning_buffer": windowed([entry], settings.reasoning_window),
+            "trace": events,
+        }
+
+    return think
+
+
+def _bound_model(deps: Deps, settings: AgentSettings, state: AgentState) -> Any:
+    model: BaseChatModel = deps.model_for(settings)
+    if settings.protocol != "native":
+        return model
+    tools = [t for name in state.get("tool_names", []) if (t := deps.registry.get(name))]
+    return model.bind_tools(tools) if tools else model
+
+
+def _call(
+    model: Any, messages: list[BaseMessage], state: AgentState, settings: AgentSettings
+) -> AIMessage:
+    try:
+        reply = model.invoke(messages, temperature=state["temperature"])
+    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
+        where = getattr(model, "openai_api_base", None) or settings.base_url or "the model endpoint"
+        raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
+    except openai.APIStatusError as exc:
+        raise ModelCallError(f"the model server answered {exc.status_code}: {exc.message}") from exc
+    if not isinstance(reply, AIMessage):
+        raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
+    return reply
+
+
+def _usage(
+    reply: AIMessage, messages: list[BaseMessage], counter: TokenCounter
+) -> tuple[Usage, bool]:
+    """Server-reported usage when present; otherwise a count, flagged as such."""
+    meta = reply.usage_metadata
+    if meta and meta.get("total_tokens"):
+        return (
+            {
+                "input_tokens": meta["input_tokens"],
+                "output_tokens": meta["output_tokens"],
+                "total_tokens": meta["total_tokens"],
+            },
+            True,
+        )
+    prompt = count_messages(counter, messages)
+    output = counter.count(reply.text)
+    return {"input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output}, False
+
+
+def _proposal_detail(proposal: Proposal) -> dict[str, Any]:
+    detail: dict[str, Any] = {"kind": proposal["kind"], "thought": proposal["thought"]}
+    for key in ("tool", "arguments", "answer", "error"):
+        if key in proposal:
+            detail[key] = proposal[key]  # type: ignore[literal-required]
+    return detail

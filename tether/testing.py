@@ -1,0 +1,93 @@
+"""A scripted chat model, so users can test their agents the way tether tests itself."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel, LanguageModelInput
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from tether.errors import ScriptExhaustedError
+from tether.memory.tokens import TiktokenCounter, count_messages
+
+
+class ScriptedCall(dict[str, Any]):
+    """One recorded call: ``messages`` (what the model saw) and ``kwargs`` (temperature...)."""
+
+    @property
+    def messages(self) -> list[BaseMessage]:
+        return self["messages"]
+
+    @property
+    def kwargs(self) -> dict[str, Any]:
+        return self["kwargs"]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """Returns scripted replies in order and records every call.
+
+    Each reply is a string or an AIMessage. Replies without ``usage_metadata`` get one,
+    counted with tiktoken, so budgets behave as with a real server. Set ``usage=False`` to
+    script a server that reports no usage. Running out of replies raises
+    :class:`ScriptExhaustedError`, naming how many were scripted.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    responses: list[str | AIMessage]
+    usage: bool = True
+    calls: list[ScriptedCall] = Field(default_factory=list)
+    _index: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "tether-scripted"
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - self._index
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        with self._lock:
+            if self._index >= len(self.responses):
+                raise ScriptExhaustedError(
+                    f"ScriptedChatModel ran out of replies: {len(self.responses)} scripted, "
+                    f"call {self._index + 1} requested"
+                )
+            reply = self.responses[self._index]
+            self._index += 1
+            self.calls.append(ScriptedCall(messages=list(messages), kwargs=dict(kwargs)))
+        message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
+        if self.usage and message.usage_metadata is None:
+            counter = TiktokenCounter()
+            prompt = count_messages(counter, messages)
+            output = counter.count(message.text)
+            message.usage_metadata = {
+                "input_tokens": prompt,
+                "output_tokens": output,
+                "total_tokens": prompt + output,
+            }
+        elif not self.usage:
+            message.usage_metadata = None
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+    def bind_tools(
+        self, tools: Sequence[dict[str, Any] | type | BaseTool | Any], **kwargs: Any
+    ) -> Runnable[LanguageModelInput, AIMessage]:
+        """Record the tools offered (visible in ``calls[i].kwargs['tools']``)."""
+        names = [getattr(t, "name", None) or getattr(t, "__name__", str(t)) for t in tools]
+        return self.bind(tools=names, **kwargs)
