@@ -27,6 +27,7 @@ def make_start(deps: Deps) -> Any:
             "parse_failures": 0,
             "tool_attempts": 0,
             "tool_retries": 0,
+            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},  # a delta
             "temperature": settings.temperature,
             "hints": [],
             "status": "running",

@@ -1,0 +1,90 @@
+"""Shared fixtures: scripted runs, and a guard that keeps tests off the network."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from tether import AgentSettings, ToolRegistry, build_graph
+from tether.testing import ScriptedChatModel
+
+
+@pytest.fixture(autouse=True)
+def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Any connection outside 127.0.0.0/8 fails loudly: the suite must run offline."""
+    real_connect = socket.socket.connect
+
+    def guarded(self: socket.socket, address: Any) -> Any:
+        if self.family in (socket.AF_INET, socket.AF_INET6):
+            host = address[0]
+            try:
+                loopback = ipaddress.ip_address(host).is_loopback
+            except ValueError:
+                loopback = host == "localhost"
+            if not loopback:
+                raise ConnectionRefusedError(f"tests may not connect to {host}")
+        return real_connect(self, address)
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _no_tether_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's TETHER_* variables must not change what the tests see."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith("TETHER_"):
+            monkeypatch.delenv(name)
+
+
+class SleepRecorder:
+    """Stands in for time.sleep: records the delays, never waits."""
+
+    def __init__(self) -> None:
+        self.delays: list[float] = []
+
+    def __call__(self, seconds: float) -> None:
+        self.delays.append(seconds)
+
+
+Runner = Callable[..., tuple[dict[str, Any], ScriptedChatModel]]
+
+
+@pytest.fixture
+def sleeps() -> SleepRecorder:
+    return SleepRecorder()
+
+
+@pytest.fixture
+def run_script(sleeps: SleepRecorder) -> Runner:
+    """Run the graph on a scripted model: run_script(replies, tools=[...], **settings)."""
+
+    def run(
+        replies: list[str | AIMessage],
+        *,
+        tools: list[Any] | ToolRegistry = (),  # type: ignore[assignment]
+        task: str = "do the task",
+        rules: tuple[Any, ...] = (),
+        usage: bool = True,
+        **settings: Any,
+    ) -> tuple[dict[str, Any], ScriptedChatModel]:
+        model = ScriptedChatModel(responses=list(replies), usage=usage)
+        registry = tools if isinstance(tools, ToolRegistry) else ToolRegistry(tools)
+        graph = build_graph(
+            AgentSettings(**settings),
+            model=model,
+            registry=registry,
+            rules=rules,
+            sleep=sleeps,
+            seed=7,
+        )
+        return graph.invoke({"task": task}), model
+
+    return run

@@ -1,0 +1,12 @@
+"""Building blocks for scripted model replies."""
+
+from __future__ import annotations
+
+
+def act(tool: str, args: str, thought: str = "next step") -> str:
+    """A ReAct reply that calls ``tool``."""
+    return f"Thought: {thought}\nAction: {tool}\nAction Input: {args}"
+
+
+def final(answer: str, thought: str = "done") -> str:
+    return f"Thought: {thought}\nFinal Answer: {answer}"

@@ -1,0 +1,97 @@
+"""Dual-buffer memory: windows in the reducer, the prompt within its budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.memory.buffers import keep_window, windowed
+from tether.memory.render import render_prompt
+from tether.memory.tokens import TiktokenCounter
+
+COUNTER = TiktokenCounter()
+
+
+def reasoning(n: int, words: int = 40) -> list[Any]:
+    return [
+        {"step": i, "thought": f"thought {i} " + "w " * words, "action": "a", "action_input": {}}
+        for i in range(1, n + 1)
+    ]
+
+
+def result(step: int, data: str) -> Any:
+    return {
+        "step": step,
+        "tool": "t",
+        "arguments": {},
+        "result": {"status": "success", "data": data, "meta": {}},
+    }
+
+
+def test_windowed_reducer_appends_and_trims() -> None:
+    state: list[int] = []
+    for i in range(5):
+        state = keep_window(state, windowed([i], 3))
+    assert state == [2, 3, 4]
+    assert keep_window(state, [9]) == [9]  # a plain list replaces
+
+
+def test_prompt_has_two_labelled_sections_and_hints() -> None:
+    prompt = render_prompt(
+        system="sys",
+        task="查询订单",
+        reasoning=reasoning(1),
+        results=[result(1, "pending")],
+        hints=["try another tool"],
+        budget=10_000,
+        counter=COUNTER,
+    )
+    user = prompt.messages[1].text
+    assert user.index("## Your reasoning so far") < user.index("## Tool results")
+    assert "try another tool" in user
+    assert prompt.dropped_reasoning == 0 and prompt.cut_results == []
+
+
+def test_over_budget_drops_oldest_reasoning_and_keeps_results() -> None:
+    full = render_prompt(
+        system="sys",
+        task="t",
+        reasoning=reasoning(6),
+        results=[result(7, "kept")],
+        hints=[],
+        budget=100_000,
+        counter=COUNTER,
+    )
+    budget = full.tokens - 60
+    trimmed = render_prompt(
+        system="sys",
+        task="t",
+        reasoning=reasoning(6),
+        results=[result(7, "kept")],
+        hints=[],
+        budget=budget,
+        counter=COUNTER,
+    )
+    assert trimmed.tokens <= budget
+    assert trimmed.dropped_reasoning >= 1
+    user = trimmed.messages[1].text
+    assert "thought 1 " not in user and "thought 6 " in user
+    assert "kept" in user
+
+
+def test_oversized_result_is_cut_with_a_visible_marker() -> None:
+    prompt = render_prompt(
+        system="sys",
+        task="t",
+        reasoning=reasoning(2),
+        results=[result(3, "x " * 5000)],
+        hints=[],
+        budget=600,
+        counter=COUNTER,
+    )
+    assert prompt.tokens <= 600
+    assert prompt.cut_results == [3]
+    assert "characters to fit the memory budget]" in prompt.messages[1].text
+
+
+def test_offline_counter_counts_chinese() -> None:
+    assert COUNTER.count("查询订单 ORD-2024-001 的状态并计算折扣") > 5

@@ -1,0 +1,34 @@
+"""Toolsets: importable modules that provide an agent's tools and the world they act on.
+
+A toolset module exposes ``create_world(data_dir: Path | None) -> world`` where the world
+has ``registry() -> ToolRegistry``, ``snapshot_hash() -> str``, ``reset()`` and ``close()``.
+``tether.world`` (orders, payments, calculations) is the built-in one.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Protocol
+
+from tether.errors import TetherError
+from tether.tools.registry import ToolRegistry
+
+
+class World(Protocol):
+    def registry(self) -> ToolRegistry: ...
+    def snapshot_hash(self) -> str: ...
+    def reset(self) -> None: ...
+    def close(self) -> None: ...
+
+
+def load_toolset(module_name: str, data_dir: Path | None = None) -> World:
+    """Import ``module_name`` and create its world, with a clear error when it can't."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise TetherError(f"cannot import toolset module {module_name!r}: {exc}") from exc
+    factory = getattr(module, "create_world", None)
+    if not callable(factory):
+        raise TetherError(f"toolset module {module_name!r} has no create_world(data_dir) function")
+    return factory(data_dir)
