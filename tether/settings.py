@@ -15,7 +15,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tether.errors import SettingsError
 
-Protocol = Literal["react", "native"]
+Protocol = Literal["react", "json_schema", "native"]
 
 
 class AgentSettings(BaseSettings):
@@ -41,6 +41,7 @@ class AgentSettings(BaseSettings):
     protocol: Protocol = Field(
         "react",
         description="react: Thought/Action/Action Input text, repaired and parsed. "
+        "json_schema: a JSON action constrained by a schema of the current tools. "
         "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice).",
     )
 

@@ -26,6 +26,11 @@ NATIVE_FORMAT = """Call one tool at a time with the function-calling interface. 
 everything the task needs, reply with the final answer as plain text. If no tool can do what
 the task needs, or information is missing, say so and why. Never invent tool results."""
 
+JSON_FORMAT = """Reply with one JSON object and nothing else:
+{"thought": "what you know, what to do next", "action": {"tool": "<name>", "arguments": {...}}}
+or, when the task is done or cannot be done with these tools:
+{"thought": "why", "action": {"final_answer": "the answer for the user"}}"""
+
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 
 
@@ -57,6 +62,8 @@ def _compact_schema(schema: type[BaseModel]) -> dict[str, object]:
 def system_prompt(tools: list[BaseTool], protocol: str) -> str:
     if protocol == "native":
         return f"{SYSTEM_HEADER}\n\n{NATIVE_FORMAT}"
+    if protocol == "json_schema":
+        return f"{SYSTEM_HEADER}\n\n{describe_tools(tools)}\n\n{JSON_FORMAT}"
     return f"{SYSTEM_HEADER}\n\n{describe_tools(tools)}\n\n{REACT_FORMAT}"
 
 

@@ -7,11 +7,13 @@ from typing import Any
 import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from tether.errors import ModelCallError
 from tether.graph.state import AgentState, Proposal, TraceEvent, Usage
 from tether.llm.parsing import parse_native, parse_react
+from tether.llm.structured import parse_json_action, response_format
 from tether.memory.buffers import ReasoningEntry, windowed
 from tether.memory.tokens import TokenCounter, count_messages
 from tether.nodes.deps import Deps
@@ -23,9 +25,12 @@ def make_think(deps: Deps) -> Any:
         settings = deps.settings_for(runtime)
         messages = state["prompt"]
         step = state.get("steps", 0) + 1
-        reply = _call(_bound_model(deps, settings, state), messages, state, settings)
+        tools = [t for name in state.get("tool_names", []) if (t := deps.registry.get(name))]
+        model, call_kwargs = _prepare(deps.model_for(settings), settings, tools)
+        call_kwargs["temperature"] = state["temperature"]
+        reply = _call(model, messages, call_kwargs, settings)
         usage, reported = _usage(reply, messages, deps.counter)
-        proposal = parse_native(reply) if settings.protocol == "native" else parse_react(reply.text)
+        proposal = _parse(reply, settings)
         entry: ReasoningEntry = {
             "step": step,
             "thought": proposal["thought"],
@@ -66,19 +71,30 @@ def make_think(deps: Deps) -> Any:
     return think
 
 
-def _bound_model(deps: Deps, settings: AgentSettings, state: AgentState) -> Any:
-    model: BaseChatModel = deps.model_for(settings)
-    if settings.protocol != "native":
-        return model
-    tools = [t for name in state.get("tool_names", []) if (t := deps.registry.get(name))]
-    return model.bind_tools(tools) if tools else model
+def _prepare(
+    model: BaseChatModel, settings: AgentSettings, tools: list[BaseTool]
+) -> tuple[Any, dict[str, Any]]:
+    """The model and call arguments for this step's protocol."""
+    if settings.protocol == "native":
+        return (model.bind_tools(tools) if tools else model), {}
+    if settings.protocol == "json_schema":
+        return model, {"response_format": response_format(tools)}
+    return model, {}
+
+
+def _parse(reply: AIMessage, settings: AgentSettings) -> Proposal:
+    if settings.protocol == "native":
+        return parse_native(reply)
+    if settings.protocol == "json_schema":
+        return parse_json_action(reply.text)
+    return parse_react(reply.text)
 
 
 def _call(
-    model: Any, messages: list[BaseMessage], state: AgentState, settings: AgentSettings
+    model: Any, messages: list[BaseMessage], kwargs: dict[str, Any], settings: AgentSettings
 ) -> AIMessage:
     try:
-        reply = model.invoke(messages, temperature=state["temperature"])
+        reply = model.invoke(messages, **kwargs)
     except (openai.APIConnectionError, openai.APITimeoutError) as exc:
         where = getattr(model, "openai_api_base", None) or settings.base_url or "the model endpoint"
         raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
