@@ -59,7 +59,8 @@ def run(
         graph = build_graph(settings, registry=toolset.registry())
         printer = None if as_json else TracePrinter()
         final: dict[str, Any] = {}
-        for mode, chunk in graph.stream({"task": task}, stream_mode=["updates", "values"]):
+        chunks: Any = graph.stream({"task": task}, stream_mode=["updates", "values"])
+        for mode, chunk in chunks:
             if mode == "values":
                 final = chunk
             elif printer:

@@ -8,7 +8,7 @@ what LangGraph Studio edits.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -115,7 +115,7 @@ def _overrides_model() -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, info in AgentSettings.model_fields.items():
         described = f"{info.description} (default: {info.get_default()!r})"
-        fields[name] = (info.annotation | None, Field(None, description=described))
+        fields[name] = (Optional[info.annotation], Field(None, description=described))  # noqa: UP045
     return create_model(
         "RunSettings",
         __config__=ConfigDict(extra="forbid"),

@@ -101,7 +101,8 @@ def over_budget(state: AgentState, settings: AgentSettings) -> Verdict | None:
 
 def before_call(state: AgentState, settings: AgentSettings, estimate: int) -> Verdict | None:
     """Stop instead of spending when the next prompt alone would cross the budget."""
-    spent = (state.get("usage") or {}).get("total_tokens", 0)
+    usage = state.get("usage")
+    spent = usage["total_tokens"] if usage else 0
     if spent + estimate <= settings.token_budget:
         return None
     return {

@@ -27,7 +27,7 @@ def make_assess(deps: Deps) -> Any:
         failure_streak = state.get("failure_streak", 0) + 1 if failed else 0
 
         hints: list[str] = []
-        proposal = state.get("proposal") or {}
+        proposal: dict[str, Any] = dict(state.get("proposal") or {})
         if record["kind"] == "parse_failure":
             hints.append(parse_failure_note(proposal.get("error", "unreadable reply")))
         rule = (state.get("result") or {}).get("meta", {}).get("rule")
@@ -54,9 +54,8 @@ def make_assess(deps: Deps) -> Any:
             }
             update["tool_buffer"] = windowed([entry], settings.tool_window)
 
-        verdict = _rule_stop(rule) or policy.after_step(
-            {**state, **update, "history": history}, settings
-        )
+        after: Any = {**state, **update, "history": history}
+        verdict = _rule_stop(rule) or policy.after_step(after, settings)
         update["verdict"] = verdict
         switching = bool(switch) or bool(rule and rule.get("action") == "switch")
         decision = "stop" if verdict else ("switch" if switching else "continue")

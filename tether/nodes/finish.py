@@ -11,8 +11,8 @@ def finish(state: AgentState) -> dict[str, Any]:
     verdict = state.get("verdict")
     if verdict is None:
         raise RuntimeError("finish reached without a verdict")
-    proposal = state.get("proposal") or {}
-    answer = proposal.get("answer") if verdict["status"] == "completed" else None
+    proposal = state.get("proposal")
+    answer = proposal.get("answer") if proposal and verdict["status"] == "completed" else None
     return {
         "status": verdict["status"],
         "reason": verdict["reason"],

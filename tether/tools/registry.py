@@ -134,8 +134,10 @@ class ToolRegistry:
         try:
             value = tool.invoke(_call_args(validated, args), config=config)
         except Exception as exc:  # a tool's failure is an observation, never a crash
-            kind = "transient" if is_transient(exc) else "tool_error"
-            return error(f"{tool.name} failed: {describe(exc)}", error_type=kind)
+            message = f"{tool.name} failed: {describe(exc)}"
+            if is_transient(exc):
+                return error(message, error_type="transient")
+            return error(message)
         if is_envelope(value):
             return {**value, "meta": dict(value["meta"])}  # type: ignore[typeddict-item]
         return success(value)

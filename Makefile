@@ -1,0 +1,21 @@
+# Two commands do all setup on a fresh clone: `make run` and `make test`.
+# uv is installed with pip when missing; everything else comes from uv.lock.
+TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
+UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
+
+.PHONY: setup run test lint
+setup:
+	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
+		|| python3 -m pip install --quiet "uv>=0.9"
+	$(UV) sync --locked --all-extras --quiet
+
+run: setup
+	$(UV) run tether run "$(TASK)"
+
+lint: setup
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+	$(UV) run mypy tether
+
+test: lint
+	$(UV) run pytest
