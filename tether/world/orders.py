@@ -1,0 +1,481 @@
+"""Tools over the orders database: look up orders, users and products; cancel; re-address.
+
+What an order allows depends on its status:
+
+=============  =======  ===================  ==============================================
+status         cancel   change address       pay
+=============  =======  ===================  ==============================================
+pending        yes      yes (fee recomputed) yes
+paid           refund   yes, same fee only   no (already paid)
+shipped        no       no                   no
+delivered      no       no                   no
+cancelled      no       no                   no
+=============  =======  ===================  ==============================================
+
+Refusals are ``refused`` envelopes that say why and what would work instead.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+import sqlalchemy as sa
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field
+from sqlalchemy.engine import Engine
+
+from tether.world import db
+from tether.world.faults import FaultInjector
+from tether.world.fields import STRICT, OrderId, ProductRef, Reason, UserId
+from tether.world.money import fmt_cents, from_cents, to_cents
+from tether.world.pricing import shipping_fee, shipping_zone
+from tether.world.queries import (
+    Row,
+    address_view,
+    get_order,
+    iso,
+    order_items,
+    order_weight_kg,
+    payments_for,
+    utcnow,
+)
+from tether.world.toolkit import ToolProblem, make_tool, refused
+
+OrderStatus = Literal["pending", "paid", "shipped", "delivered", "cancelled"]
+ALLOWED_ACTIONS: dict[str, list[str]] = {
+    "pending": ["pay_order", "cancel_order", "update_shipping_address"],
+    "paid": ["refund_payment", "update_shipping_address"],
+    "shipped": [],
+    "delivered": [],
+    "cancelled": [],
+}
+
+
+# --- schemas ----------------------------------------------------------------------------------
+class OrderArgs(BaseModel):
+    model_config = STRICT
+    order_id: OrderId
+
+
+class FindUserArgs(BaseModel):
+    model_config = STRICT
+    email: str | None = Field(
+        None,
+        max_length=200,
+        description="The customer's email address, exact (case ignored) / 客户邮箱（完全匹配，"
+        "不区分大小写）. Give this, or name and postcode.",
+    )
+    name: str | None = Field(
+        None,
+        max_length=100,
+        description="Full name as registered, e.g. 张伟 or James Smith / 注册姓名（全名）. "
+        "Use together with postcode.",
+    )
+    postcode: str | None = Field(
+        None,
+        max_length=16,
+        description="Postcode of the customer's address, e.g. 200031 / 收货地址邮编. "
+        "Use together with name.",
+    )
+
+
+class ListUserOrdersArgs(BaseModel):
+    model_config = STRICT
+    user_id: UserId
+    status: OrderStatus | None = Field(
+        None,
+        description="Only orders with this status: pending, paid, shipped, delivered or "
+        "cancelled; omit for all / 按订单状态筛选，不填则返回全部",
+    )
+    limit: int = Field(
+        20, ge=1, le=100, description="Most orders to return, 1-100, newest first / 最多返回条数"
+    )
+
+
+class ProductArgs(BaseModel):
+    model_config = STRICT
+    product_id: ProductRef
+
+
+class CancelOrderArgs(BaseModel):
+    model_config = STRICT
+    order_id: OrderId
+    reason: Reason = "customer request"
+
+
+class UpdateAddressArgs(BaseModel):
+    model_config = STRICT
+    order_id: OrderId
+    address_line: str = Field(
+        min_length=1,
+        max_length=200,
+        description="Street, number, building and room, e.g. 南京西路88号2栋301室 or "
+        "'88 Market Street, Apt 5' / 街道门牌及楼栋房间号",
+    )
+    city: str = Field(min_length=1, max_length=64, description="City, e.g. 上海 / 城市")
+    province: str = Field(
+        min_length=1,
+        max_length=64,
+        description="Province or state, e.g. 上海市, 广东省, CA / 省份或州",
+    )
+    postcode: str = Field(
+        min_length=3,
+        max_length=16,
+        description="Postcode; 6 digits for China, e.g. 200031 / 邮编，中国为6位数字",
+    )
+    country: str = Field(
+        "CN",
+        pattern=r"^[A-Za-z]{2}$",
+        description="ISO 3166 two-letter country code, e.g. CN, US, GB / 两位国家代码，默认 CN",
+    )
+    recipient_name: str | None = Field(
+        None, min_length=1, max_length=100, description="New recipient; omit to keep / 收件人"
+    )
+    phone: str | None = Field(
+        None,
+        pattern=r"^\+?[0-9][0-9 -]{5,30}$",
+        description="New contact phone, digits, spaces, dashes, optional leading + ; omit to "
+        "keep / 联系电话",
+    )
+
+
+# --- tools ------------------------------------------------------------------------------------
+class OrderTools:
+    """The order, user and product tools of one world database."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    def tools(self, faults: FaultInjector | None = None) -> list[BaseTool]:
+        pairs: list[tuple[Any, type[BaseModel]]] = [
+            (self.query_order, OrderArgs),
+            (self.find_user, FindUserArgs),
+            (self.list_user_orders, ListUserOrdersArgs),
+            (self.get_product, ProductArgs),
+            (self.cancel_order, CancelOrderArgs),
+            (self.update_shipping_address, UpdateAddressArgs),
+        ]
+        return [make_tool(fn, schema, faults=faults) for fn, schema in pairs]
+
+    def query_order(self, order_id: str) -> dict[str, Any]:
+        """Look up an order: status, items, subtotal, coupon, member tier, shipping fee, address,
+        payments and the actions its status allows. The amount to pay is what compute_discount
+        returns for the order's subtotal, member_tier, coupon_code and shipping_fee.
+        查询订单详情。"""
+        with self._engine.connect() as conn:
+            order = _require_order(conn, order_id)
+            items = order_items(conn, order_id)
+            payments = payments_for(conn, order_id)
+        return {
+            "order_id": order["id"],
+            "status": order["status"],
+            "created_at": iso(order["created_at"]),
+            "user_id": order["user_id"],
+            "member_tier": order["member_tier"],
+            "items": [_item_view(item) for item in items],
+            "currency": order["currency"],
+            "subtotal": fmt_cents(order["subtotal_cents"]),
+            "coupon_code": order["coupon_code"],
+            "shipping_fee": fmt_cents(order["shipping_fee_cents"]),
+            "total_weight_kg": str(order_weight_kg(items)),
+            "shipping_address": _shipping_view(order),
+            "tracking_no": order["tracking_no"],
+            "shipped_at": iso(order["shipped_at"]),
+            "delivered_at": iso(order["delivered_at"]),
+            "payments": [
+                {
+                    "payment_id": p["id"],
+                    "amount": fmt_cents(p["amount_cents"]),
+                    "status": p["status"],
+                }
+                for p in payments
+            ],
+            "allowed_actions": ALLOWED_ACTIONS[order["status"]],
+        }
+
+    def find_user(
+        self, email: str | None = None, name: str | None = None, postcode: str | None = None
+    ) -> dict[str, Any]:
+        """Find a customer by email, or by full name and postcode; returns their user id, member
+        tier and address. 按邮箱，或按姓名加邮编查找客户。"""
+        if email:
+            where = sa.func.lower(db.users.c.email) == email.strip().lower()
+            missing = (
+                f"No customer has the email {email!r}. Check the spelling, or search by name "
+                "and postcode."
+            )
+        elif name and postcode:
+            where = sa.and_(
+                sa.func.lower(db.users.c.name) == name.strip().lower(),
+                db.users.c.postcode == postcode.strip(),
+            )
+            missing = (
+                f"No customer named {name!r} has postcode {postcode!r}. Check both (the name "
+                "must be the full registered name), or search by email."
+            )
+        else:
+            raise ToolProblem("Give the customer's email, or both their full name and postcode.")
+        with self._engine.connect() as conn:
+            rows = conn.execute(sa.select(db.users).where(where).order_by(db.users.c.id))
+            users = [_user_view(dict(row)) for row in rows.mappings()]
+        if not users:
+            raise ToolProblem(missing)
+        return {"count": len(users), "users": users}
+
+    def list_user_orders(
+        self, user_id: str, status: str | None = None, limit: int = 20
+    ) -> dict[str, Any]:
+        """List a customer's orders, newest first, optionally only those with one status.
+        列出客户的订单（最新在前）。"""
+        conditions = [db.orders.c.user_id == user_id]
+        if status:
+            conditions.append(db.orders.c.status == status)
+        with self._engine.connect() as conn:
+            if (
+                conn.execute(sa.select(db.users.c.id).where(db.users.c.id == user_id)).first()
+                is None
+            ):
+                raise ToolProblem(
+                    f"No customer has the user id {user_id}. User ids look like U0001; get the "
+                    "id from find_user."
+                )
+            total = conn.scalar(
+                sa.select(sa.func.count()).select_from(db.orders).where(*conditions)
+            )
+            rows = conn.execute(
+                sa.select(db.orders)
+                .where(*conditions)
+                .order_by(db.orders.c.created_at.desc(), db.orders.c.id.desc())
+                .limit(limit)
+            ).mappings()
+            orders = [
+                {
+                    "order_id": row["id"],
+                    "status": row["status"],
+                    "created_at": iso(row["created_at"]),
+                    "subtotal": fmt_cents(row["subtotal_cents"]),
+                }
+                for row in rows
+            ]
+        return {"user_id": user_id, "total": total, "returned": len(orders), "orders": orders}
+
+    def get_product(self, product_id: str) -> dict[str, Any]:
+        """Look up a product (P001) or one of its variants (SKU P001-02): names, price, weight
+        and stock of each variant. 查询商品及各规格的价格和库存。"""
+        pid, _, _ = product_id.partition("-")
+        with self._engine.connect() as conn:
+            product = (
+                conn.execute(sa.select(db.products).where(db.products.c.id == pid))
+                .mappings()
+                .first()
+            )
+            if product is None:
+                count = conn.scalar(sa.select(sa.func.count()).select_from(db.products))
+                raise ToolProblem(
+                    f"No product {pid} exists. Product ids run from P001 to P{count:03d}; "
+                    "take the id or SKU from query_order's items."
+                )
+            variants = (
+                conn.execute(
+                    sa.select(db.variants)
+                    .where(db.variants.c.product_id == pid)
+                    .order_by(db.variants.c.sku)
+                )
+                .mappings()
+                .all()
+            )
+        if product_id != pid and product_id not in {v["sku"] for v in variants}:
+            raise ToolProblem(
+                f"Product {pid} has no variant {product_id}; its SKUs are "
+                f"{', '.join(v['sku'] for v in variants)}."
+            )
+        return {
+            "product_id": product["id"],
+            "name_zh": product["name_zh"],
+            "name_en": product["name_en"],
+            "category": product["category"],
+            "requested_sku": product_id if product_id != pid else None,
+            "variants": [
+                {
+                    "sku": v["sku"],
+                    "attributes": v["attributes"],
+                    "price": fmt_cents(v["price_cents"]),
+                    "weight_kg": str(Decimal(v["weight_g"]) / 1000),
+                    "stock": v["stock"],
+                }
+                for v in variants
+            ],
+        }
+
+    def cancel_order(self, order_id: str, reason: str = "customer request") -> dict[str, Any]:
+        """Cancel a pending (unpaid) order and put its items back in stock. Paid orders are
+        cancelled by refunding their payment (refund_payment); shipped orders cannot be
+        cancelled. 取消未付款订单。"""
+        with self._engine.begin() as conn:
+            order = _require_order(conn, order_id)
+            if order["status"] != "pending":
+                raise refused(_cannot_cancel(conn, order), status=order["status"])
+            now = utcnow()
+            conn.execute(
+                db.orders.update()
+                .where(db.orders.c.id == order_id, db.orders.c.status == "pending")
+                .values(status="cancelled", cancelled_at=now, cancel_reason=reason, updated_at=now)
+            )
+            items = order_items(conn, order_id)
+            for item in items:
+                conn.execute(
+                    db.variants.update()
+                    .where(db.variants.c.sku == item["sku"])
+                    .values(stock=db.variants.c.stock + item["quantity"])
+                )
+        return {
+            "order_id": order_id,
+            "status": "cancelled",
+            "restocked": [{"sku": i["sku"], "quantity": i["quantity"]} for i in items],
+        }
+
+    def update_shipping_address(
+        self,
+        order_id: str,
+        address_line: str,
+        city: str,
+        province: str,
+        postcode: str,
+        country: str = "CN",
+        recipient_name: str | None = None,
+        phone: str | None = None,
+    ) -> dict[str, Any]:
+        """Change where an order ships, before it has shipped. For a pending order the shipping
+        fee is recomputed for the new address; a paid order may only move to an address with
+        the same fee. 修改未发货订单的收货地址。"""
+        country = country.upper()
+        if country == "CN" and not (postcode.isdigit() and len(postcode) == 6):
+            raise ToolProblem(
+                f"Chinese postcodes have exactly 6 digits, e.g. 200031; got {postcode!r}. Ask "
+                "the customer for the correct postcode."
+            )
+        with self._engine.begin() as conn:
+            order = _require_order(conn, order_id)
+            status = order["status"]
+            if status not in ("pending", "paid"):
+                raise refused(_cannot_readdress(order), status=status)
+            items = order_items(conn, order_id)
+            new_fee = shipping_fee(
+                order_weight_kg(items),
+                shipping_zone(country, province),
+                from_cents(order["subtotal_cents"]),
+            ).fee
+            old_fee = from_cents(order["shipping_fee_cents"])
+            if status == "paid" and new_fee != old_fee:
+                raise refused(
+                    f"Order {order_id} is already paid with a shipping fee of {old_fee} CNY; the "
+                    f"new address would cost {new_fee} CNY to ship, and the fee of a paid order "
+                    "cannot change. Only an address with the same fee is possible, or refund the "
+                    "order and place it again.",
+                    status=status,
+                )
+            values = {
+                "country": country,
+                "province": province,
+                "city": city,
+                "address_line": address_line,
+                "postcode": postcode,
+                "shipping_fee_cents": to_cents(new_fee),
+                "updated_at": utcnow(),
+            }
+            if recipient_name:
+                values["recipient_name"] = recipient_name
+            if phone:
+                values["phone"] = phone
+            changed = conn.execute(
+                db.orders.update()
+                .where(db.orders.c.id == order_id, db.orders.c.status == status)
+                .values(**values)
+            )
+            if changed.rowcount != 1:
+                raise ToolProblem(f"Order {order_id} changed meanwhile; query it and try again.")
+            updated = _require_order(conn, order_id)
+        return {
+            "order_id": order_id,
+            "status": status,
+            "shipping_address": _shipping_view(updated),
+            "shipping_fee": fmt_cents(updated["shipping_fee_cents"]),
+            "previous_shipping_fee": fmt_cents(order["shipping_fee_cents"]),
+        }
+
+
+# --- helpers ----------------------------------------------------------------------------------
+def _require_order(conn: sa.Connection, order_id: str) -> Row:
+    order = get_order(conn, order_id)
+    if order is None:
+        raise ToolProblem(
+            f"Order {order_id} does not exist. Order ids look like ORD-2024-001 (ORD-, year, "
+            "sequence number); check the id with the customer, or find the customer with "
+            "find_user and their orders with list_user_orders."
+        )
+    return order
+
+
+def _cannot_cancel(conn: sa.Connection, order: Row) -> str:
+    oid, status = order["id"], order["status"]
+    if status == "paid":
+        paid = [p["id"] for p in payments_for(conn, oid) if p["status"] == "succeeded"]
+        payment = f" ({paid[-1]})" if paid else ""
+        return (
+            f"Order {oid} has been paid{payment}; a paid order is cancelled by refunding its "
+            "payment with refund_payment, which also cancels the order."
+        )
+    if status == "shipped":
+        return (
+            f"Order {oid} shipped on {iso(order['shipped_at'])} (tracking "
+            f"{order['tracking_no']}); a shipped order cannot be cancelled. The customer can "
+            "return it once it is delivered."
+        )
+    if status == "delivered":
+        return (
+            f"Order {oid} was delivered on {iso(order['delivered_at'])}; it cannot be "
+            "cancelled. The customer can start a return instead."
+        )
+    return f"Order {oid} is already cancelled; there is nothing to cancel."
+
+
+def _cannot_readdress(order: Row) -> str:
+    oid, status = order["id"], order["status"]
+    if status in ("shipped", "delivered"):
+        return (
+            f"Order {oid} is {status} (shipped on {iso(order['shipped_at'])}); the parcel is "
+            "with the carrier, so its address can no longer be changed."
+        )
+    return f"Order {oid} is cancelled; a cancelled order has no shipment to re-address."
+
+
+def _item_view(item: Row) -> dict[str, Any]:
+    return {
+        "sku": item["sku"],
+        "product_id": item["product_id"],
+        "name_zh": item["name_zh"],
+        "name_en": item["name_en"],
+        "attributes": item["attributes"],
+        "quantity": item["quantity"],
+        "unit_price": fmt_cents(item["unit_price_cents"]),
+        "line_total": fmt_cents(item["unit_price_cents"] * item["quantity"]),
+    }
+
+
+def _shipping_view(order: Row) -> dict[str, Any]:
+    return {"recipient_name": order["recipient_name"], "phone": order["phone"]} | address_view(
+        order
+    )
+
+
+def _user_view(user: Row) -> dict[str, Any]:
+    return {
+        "user_id": user["id"],
+        "name": user["name"],
+        "email": user["email"],
+        "phone": user["phone"],
+        "language": user["language"],
+        "member_tier": user["member_tier"],
+        "address": address_view(user),
+    }
