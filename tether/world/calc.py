@@ -6,6 +6,7 @@ computes with exactly the rules the payment service enforces.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -110,7 +111,7 @@ class CalculateArgs(BaseModel):
 
 def calc_tools(faults: FaultInjector | None = None) -> list[BaseTool]:
     """The four calculation tools."""
-    pairs: list[tuple[Any, type[BaseModel]]] = [
+    pairs: list[tuple[Callable[..., Any], type[BaseModel]]] = [
         (compute_discount, DiscountArgs),
         (compute_shipping, ShippingArgs),
         (convert_currency, ConvertArgs),

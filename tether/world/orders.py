@@ -17,6 +17,7 @@ Refusals are ``refused`` envelopes that say why and what would work instead.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -148,7 +149,7 @@ class OrderTools:
         self._engine = engine
 
     def tools(self, faults: FaultInjector | None = None) -> list[BaseTool]:
-        pairs: list[tuple[Any, type[BaseModel]]] = [
+        pairs: list[tuple[Callable[..., Any], type[BaseModel]]] = [
             (self.query_order, OrderArgs),
             (self.find_user, FindUserArgs),
             (self.list_user_orders, ListUserOrdersArgs),

@@ -22,7 +22,8 @@ from sqlalchemy.engine import Engine
 from starlette.applications import Starlette
 
 from tether.tools import ToolRegistry
-from tether.world import db, seed, snapshot
+from tether.world import db, snapshot
+from tether.world import seed as seeding
 from tether.world.calc import calc_tools
 from tether.world.faults import API_ENDPOINTS, FaultInjector, FaultPlan
 from tether.world.orders import OrderTools
@@ -68,7 +69,7 @@ class World:
         data_dir: str | Path | None = None,
         *,
         url: str | None = None,
-        seed: int = seed.DEFAULT_SEED,
+        seed: int = seeding.DEFAULT_SEED,
         fresh: bool = False,
     ) -> World:
         """Open the world in ``data_dir`` (default :func:`default_data_dir`) or at ``url``.
@@ -91,7 +92,7 @@ class World:
         return world
 
     @classmethod
-    def temporary(cls, *, seed: int = seed.DEFAULT_SEED) -> World:
+    def temporary(cls, *, seed: int = seeding.DEFAULT_SEED) -> World:
         """A world in a new temporary directory, deleted again by :meth:`close`."""
         directory = Path(tempfile.mkdtemp(prefix="tether-world-"))
         world = cls(
@@ -124,7 +125,7 @@ class World:
             )
 
     def _load(self, conn: sa.Connection) -> None:
-        seed.load(conn, seed.generate(self.seed))
+        seeding.load(conn, seeding.generate(self.seed))
         conn.execute(
             db.world_meta.insert(),
             [
