@@ -27,7 +27,8 @@ def seed_order_payments(world: World) -> list[dict[str, Any]]:
 
 def run_seed_flow(world: World, sleeps: Any) -> dict[str, Any]:
     model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES))
-    graph = build_graph(AgentSettings(), model=model, registry=world.registry(), sleep=sleeps)
+    settings = AgentSettings(approval_tools=[])  # approval gates are tested with a run store
+    graph = build_graph(settings, model=model, registry=world.registry(), sleep=sleeps)
     return graph.invoke({"task": SEED_TASK})
 
 
@@ -59,7 +60,8 @@ def test_timeout_after_the_charge_returns_the_original_payment(world: World, sle
     world.set_faults({"api.create_payment": fail_first(1, Fault.timeout(10, after_effect=True))})
     model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES))
     registry = world.registry(timeout=0.2)
-    graph = build_graph(AgentSettings(), model=model, registry=registry, sleep=sleeps)
+    settings = AgentSettings(approval_tools=[])
+    graph = build_graph(settings, model=model, registry=registry, sleep=sleeps)
     state = graph.invoke({"task": SEED_TASK})
     assert state["status"] == "completed", state["reason"]
     payments = seed_order_payments(world)

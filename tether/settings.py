@@ -71,6 +71,12 @@ class AgentSettings(BaseSettings):
         0.5, ge=0, le=1, description="A result whose meta.confidence_score is lower fails."
     )
 
+    approval_tools: list[str] | None = Field(
+        None,
+        description="Tools that pause for approval before they run. Unset: the tools marked "
+        "side_effects (payments, cancellations); [] turns approval off.",
+    )
+
     # --- memory ---------------------------------------------------------------------------
     reasoning_window: int = Field(6, ge=1, description="Thought/Action entries kept.")
     tool_window: int = Field(3, ge=1, description="Tool results kept.")

@@ -13,11 +13,13 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
+from tether.control.cancel import CancelStore
 from tether.graph import routing
 from tether.graph.rules import DEFAULT_RULES, Rule
 from tether.graph.state import AgentState, InputState
 from tether.memory.tokens import TiktokenCounter, TokenCounter
 from tether.nodes.act import make_act
+from tether.nodes.approve import make_approve
 from tether.nodes.assess import make_assess
 from tether.nodes.compose import make_compose
 from tether.nodes.deps import Deps
@@ -39,12 +41,14 @@ def build_graph(
     counter: TokenCounter | None = None,
     sleep: Callable[[float], None] = time.sleep,
     seed: int | None = None,
+    cancel_store: CancelStore | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile tether's agent loop.
 
     ``model`` defaults to ChatOpenAI at the configured endpoint, built on first use.
     ``rules`` run after the built-in ones (low confidence). ``sleep`` is what backoff waits
-    with (tests pass a recorder); ``seed`` fixes the backoff jitter.
+    with (tests pass a recorder); ``seed`` fixes the backoff jitter. ``cancel_store`` lets
+    another process stop a run between steps (see tether.control).
     """
     deps = Deps(
         settings=settings or load_settings(),
@@ -54,12 +58,14 @@ def build_graph(
         model=model,
         sleep=sleep,
         rng=random.Random(seed),
+        cancel_store=cancel_store,
     )
     builder = StateGraph(AgentState, context_schema=RunSettings, input_schema=InputState)
     builder.add_node("start", make_start(deps))
     builder.add_node("compose", make_compose(deps))
     builder.add_node("think", make_think(deps))
     builder.add_node("act", make_act(deps))
+    builder.add_node("approve", make_approve(deps))
     builder.add_node("refuse", refuse)
     builder.add_node("assess", make_assess(deps))
     builder.add_node("finish", finish)
@@ -68,6 +74,7 @@ def build_graph(
     builder.add_edge("start", "compose")
     _route(builder, deps, "compose", routing.route_after_compose)
     _route(builder, deps, "think", routing.route_after_think)
+    _route(builder, deps, "approve", routing.route_after_approve)
     _route(builder, deps, "act", routing.route_after_act)
     builder.add_edge("refuse", "assess")
     _route(builder, deps, "assess", routing.route_after_assess)

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import random
 
+from langchain_core.tools import BaseTool
+
 from tether.graph.state import FAILURE_KINDS, AgentState, StepRecord, Verdict
 from tether.settings import AgentSettings
+from tether.tools.marks import has_side_effects
 
 
 def trailing_failures(history: list[StepRecord]) -> list[StepRecord]:
@@ -35,6 +38,15 @@ def should_refuse(state: AgentState, fingerprint: str) -> bool:
 def is_repeat(state: AgentState, fingerprint: str, settings: AgentSettings) -> bool:
     """Running this call now would make it the ``repeat_limit``-th identical call."""
     return state.get("executed", []).count(fingerprint) >= settings.repeat_limit - 1
+
+
+def needs_approval(tool: BaseTool | None, settings: AgentSettings) -> bool:
+    """Named in approval_tools, or (when that is unset) marked as having side effects."""
+    if tool is None:
+        return False
+    if settings.approval_tools is None:
+        return has_side_effects(tool)
+    return tool.name in settings.approval_tools
 
 
 def after_step(state: AgentState, settings: AgentSettings) -> Verdict | None:

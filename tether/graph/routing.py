@@ -19,9 +19,9 @@ def route_after_compose(state: AgentState, settings: AgentSettings) -> Literal["
 
 def route_after_think(
     state: AgentState, settings: AgentSettings
-) -> Literal["act", "refuse", "assess"]:
-    """Run the proposed call, refuse it, or go straight to assessment (answer, parse failure,
-    or a repeat that would make no progress)."""
+) -> Literal["act", "approve", "refuse", "assess"]:
+    """Run the proposed call, ask for approval first, refuse it, or go straight to assessment
+    (answer, parse failure, or a repeat that would make no progress)."""
     proposal = state.get("proposal")
     if not proposal or proposal["kind"] != "action":
         return "assess"
@@ -30,7 +30,12 @@ def route_after_think(
         return "refuse"
     if policy.is_repeat(state, fingerprint, settings):
         return "assess"
-    return "act"
+    return "approve" if proposal.get("needs_approval") else "act"
+
+
+def route_after_approve(state: AgentState, settings: AgentSettings) -> Literal["act", "assess"]:
+    """Run an approved (possibly edited) call; a rejection goes back as an observation."""
+    return "assess" if state.get("result") is not None else "act"
 
 
 def route_after_act(state: AgentState, settings: AgentSettings) -> Literal["act", "assess"]:

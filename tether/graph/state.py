@@ -13,7 +13,9 @@ from langchain_core.messages import BaseMessage
 
 from tether.memory.buffers import ReasoningEntry, ToolResultEntry, keep_window
 
-Status = Literal["running", "completed", "partial", "failed", "max_steps", "no_progress"]
+Status = Literal[
+    "running", "completed", "partial", "failed", "max_steps", "no_progress", "cancelled"
+]
 StepKind = Literal[
     "success",
     "final",
@@ -22,7 +24,7 @@ StepKind = Literal[
     "unknown_tool",
     "transient",
     "refused",
-    "low_confidence",
+    "rejected",
     "parse_failure",
     "repeat",
     "rule_failure",
@@ -34,7 +36,7 @@ FAILURE_KINDS: frozenset[str] = frozenset(
         "unknown_tool",
         "transient",
         "refused",
-        "low_confidence",
+        "rejected",
         "parse_failure",
         "rule_failure",
     }
@@ -67,6 +69,7 @@ class Proposal(TypedDict):
     answer: NotRequired[str]
     error: NotRequired[str]
     fingerprint: NotRequired[str]
+    needs_approval: NotRequired[bool]
     raw: str
 
 

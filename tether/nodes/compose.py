@@ -5,17 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from langchain_core.runnables import RunnableConfig
 from langgraph.runtime import Runtime
 
 from tether.graph import policy
-from tether.graph.state import AgentState, TraceEvent
+from tether.graph.state import AgentState, TraceEvent, Verdict
 from tether.llm.prompts import system_prompt
 from tether.memory.render import render_prompt
 from tether.nodes.deps import Deps
 
 
 def make_compose(deps: Deps) -> Any:
-    def compose(state: AgentState, runtime: Runtime[Any]) -> dict[str, Any]:
+    def compose(state: AgentState, runtime: Runtime[Any], config: RunnableConfig) -> dict[str, Any]:
         settings = deps.settings_for(runtime)
         tools = deps.registry.tools()  # rebuilt every step: tools may come and go
         rendered = render_prompt(
@@ -41,7 +42,7 @@ def make_compose(deps: Deps) -> Any:
                     },
                 }
             )
-        verdict = policy.before_call(state, settings, rendered.tokens)
+        verdict = _cancelled(deps, config) or policy.before_call(state, settings, rendered.tokens)
         if verdict:
             events.append({"step": step, "event": "decision", "detail": {"stop": verdict}})
         return {
@@ -53,3 +54,11 @@ def make_compose(deps: Deps) -> Any:
         }
 
     return compose
+
+
+def _cancelled(deps: Deps, config: RunnableConfig) -> Verdict | None:
+    thread_id = config.get("configurable", {}).get("thread_id")
+    if deps.cancel_store is None or thread_id is None:
+        return None
+    reason = deps.cancel_store.requested(str(thread_id))
+    return None if reason is None else {"status": "cancelled", "reason": f"cancelled: {reason}"}

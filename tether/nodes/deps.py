@@ -12,6 +12,7 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langgraph.runtime import Runtime
 
+from tether.control.cancel import CancelStore
 from tether.graph.rules import Rule
 from tether.llm.model import make_chat_model
 from tether.memory.tokens import TokenCounter
@@ -40,6 +41,7 @@ class Deps:
     model_factory: Callable[[AgentSettings], BaseChatModel] = make_chat_model
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
+    cancel_store: CancelStore | None = None
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -11,6 +11,7 @@ from langchain_core.tools import BaseTool
 from langgraph.runtime import Runtime
 
 from tether.errors import ModelCallError
+from tether.graph import policy
 from tether.graph.state import AgentState, Proposal, TraceEvent, Usage
 from tether.llm.parsing import parse_native, parse_react
 from tether.llm.structured import parse_json_action, response_format
@@ -31,6 +32,9 @@ def make_think(deps: Deps) -> Any:
         reply = _call(model, messages, call_kwargs, settings)
         usage, reported = _usage(reply, messages, deps.counter)
         proposal = _parse(reply, settings)
+        if proposal["kind"] == "action":
+            tool = deps.registry.get(proposal["tool"])
+            proposal["needs_approval"] = policy.needs_approval(tool, settings)
         entry: ReasoningEntry = {
             "step": step,
             "thought": proposal["thought"],

@@ -8,6 +8,8 @@ from typing import Any, overload
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
 
+from tether.tools.marks import SIDE_EFFECTS
+
 
 @overload
 def tool(func: Callable[..., Any], /) -> BaseTool: ...
@@ -17,6 +19,7 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     args_schema: type[BaseModel] | None = None,
+    side_effects: bool = False,
 ) -> Callable[[Callable[..., Any]], BaseTool]: ...
 
 
@@ -27,12 +30,15 @@ def tool(
     name: str | None = None,
     description: str | None = None,
     args_schema: type[BaseModel] | None = None,
+    side_effects: bool = False,
 ) -> BaseTool | Callable[[Callable[..., Any]], BaseTool]:
     """Wrap ``func`` as a LangChain tool.
 
     The schema comes from ``args_schema`` or, failing that, from the function's type hints
     (use ``Annotated[str, Field(description=...)]`` to describe each argument). The docstring
     is the description the model sees, so a function without one is refused.
+    ``side_effects=True`` marks a tool that changes the world; by default tether asks for
+    approval before running it.
     """
 
     def wrap(fn: Callable[..., Any]) -> BaseTool:
@@ -45,6 +51,7 @@ def tool(
             description=text,
             args_schema=args_schema,
             infer_schema=args_schema is None,
+            metadata={SIDE_EFFECTS: side_effects},
         )
 
     return wrap(func) if func is not None else wrap

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Literal, NotRequired, TypedDict
 
 ErrorType = Literal[
-    "tool_error", "validation_error", "unknown_tool", "transient", "refused", "low_confidence"
+    "tool_error", "validation_error", "unknown_tool", "transient", "refused", "rejected"
 ]
 
 

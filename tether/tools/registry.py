@@ -96,6 +96,9 @@ class ToolRegistry:
         with self._lock:
             return {name: replace(stats) for name, stats in sorted(self._stats.items())}
 
+    def _unknown(self, name: str) -> str:
+        return f"Unknown tool {name!r}. Available tools: {', '.join(self.names()) or 'none'}."
+
     # --- calls ------------------------------------------------------------------------------
     def invoke(
         self, name: str, args: Mapping[str, Any] | None, config: RunnableConfig | None = None
@@ -103,10 +106,7 @@ class ToolRegistry:
         """Validate ``args`` against the tool's schema, run it and wrap what happened."""
         tool = self.get(name)
         if tool is None:
-            return error(
-                f"Unknown tool {name!r}. Available tools: {', '.join(self.names()) or 'none'}.",
-                error_type="unknown_tool",
-            )
+            return error(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
         result = self._run(tool, args, config)
         latency = self._clock() - started
@@ -116,21 +116,20 @@ class ToolRegistry:
             self._stats.setdefault(name, ToolStats()).record(ok, latency, result.get("message"))
         return result
 
+    def check_arguments(self, name: str, args: Any) -> str | None:
+        """Why ``args`` would be refused by tool ``name``, or None when they are valid."""
+        tool = self.get(name)
+        if tool is None:
+            return self._unknown(name)
+        checked = _validate(tool, args)
+        return checked["message"] if isinstance(checked, dict) else None
+
     def _run(
         self, tool: BaseTool, args: Mapping[str, Any] | None, config: RunnableConfig | None
     ) -> Envelope:
-        if not isinstance(args, Mapping):
-            return error(
-                f"Arguments for {tool.name} must be a JSON object, got {type(args).__name__}. "
-                f"Expected fields: {_fields_help(tool)}.",
-                error_type="validation_error",
-            )
-        schema = tool.args_schema
-        assert isinstance(schema, type) and issubclass(schema, BaseModel)  # checked on register
-        try:
-            validated = schema.model_validate(dict(args))
-        except ValidationError as exc:
-            return error(_validation_message(tool, exc), error_type="validation_error")
+        validated = _validate(tool, args)
+        if isinstance(validated, dict):
+            return validated
         try:
             value = tool.invoke(_call_args(validated, args), config=config)
         except Exception as exc:  # a tool's failure is an observation, never a crash
@@ -141,6 +140,22 @@ class ToolRegistry:
         if is_envelope(value):
             return {**value, "meta": dict(value["meta"])}  # type: ignore[typeddict-item]
         return success(value)
+
+
+def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
+    """The arguments parsed by the tool's schema, or a validation-error envelope."""
+    if not isinstance(args, Mapping):
+        return error(
+            f"Arguments for {tool.name} must be a JSON object, got {type(args).__name__}. "
+            f"Expected fields: {_fields_help(tool)}.",
+            error_type="validation_error",
+        )
+    schema = tool.args_schema
+    assert isinstance(schema, type) and issubclass(schema, BaseModel)  # checked on register
+    try:
+        return schema.model_validate(dict(args))
+    except ValidationError as exc:
+        return error(_validation_message(tool, exc), error_type="validation_error")
 
 
 def _call_args(validated: BaseModel, raw: Mapping[str, Any]) -> dict[str, Any]:

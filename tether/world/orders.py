@@ -154,10 +154,14 @@ class OrderTools:
             (self.find_user, FindUserArgs),
             (self.list_user_orders, ListUserOrdersArgs),
             (self.get_product, ProductArgs),
+        ]
+        writes: list[tuple[Callable[..., Any], type[BaseModel]]] = [
             (self.cancel_order, CancelOrderArgs),
             (self.update_shipping_address, UpdateAddressArgs),
         ]
-        return [make_tool(fn, schema, faults=faults) for fn, schema in pairs]
+        return [make_tool(fn, schema, faults=faults) for fn, schema in pairs] + [
+            make_tool(fn, schema, faults=faults, side_effects=True) for fn, schema in writes
+        ]
 
     def query_order(self, order_id: str) -> dict[str, Any]:
         """Look up an order: status, items, subtotal, coupon, member tier, shipping fee, address,

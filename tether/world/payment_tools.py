@@ -55,8 +55,8 @@ class PaymentTools:
 
     def tools(self, faults: FaultInjector | None = None) -> list[BaseTool]:
         return [
-            make_tool(self.pay_order, PayOrderArgs, faults=faults),
-            make_tool(self.refund_payment, RefundArgs, faults=faults),
+            make_tool(self.pay_order, PayOrderArgs, faults=faults, side_effects=True),
+            make_tool(self.refund_payment, RefundArgs, faults=faults, side_effects=True),
         ]
 
     def pay_order(self, order_id: str, amount: Decimal, config: RunnableConfig) -> Envelope:

@@ -41,8 +41,11 @@ def make_tool(
     schema: type[BaseModel],
     *,
     faults: FaultInjector | None = None,
+    side_effects: bool = False,
 ) -> BaseTool:
-    """A tool named after ``fn``, described by its docstring, validated by ``schema``."""
+    """A tool named after ``fn``, described by its docstring, validated by ``schema``.
+
+    ``side_effects`` marks tools that change the world (tether asks for approval first)."""
     name = fn.__name__
 
     @functools.wraps(fn)
@@ -55,7 +58,9 @@ def make_tool(
             return error(str(exc))
 
     body = faults.wrap(name, run) if faults is not None else run
-    return tool(name=name, description=inspect.getdoc(fn), args_schema=schema)(body)
+    return tool(
+        name=name, description=inspect.getdoc(fn), args_schema=schema, side_effects=side_effects
+    )(body)
 
 
 def _envelope(problem: ToolProblem) -> Envelope:

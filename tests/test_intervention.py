@@ -1,0 +1,166 @@
+"""Approval gates, cancellation, saved runs: an operator's hands on the loop."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.scripts import act, final
+from tether import AgentSettings, build_graph, tool
+from tether.agent import Agent, UnknownRunError
+from tether.control.approval import ApprovalError
+from tether.control.store import RunStore, open_run_store
+from tether.testing import ScriptedChatModel
+from tether.tools.registry import ToolRegistry
+from tether.world import World
+from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
+
+
+@pytest.fixture
+def world() -> Iterator[World]:
+    with World.temporary() as w:
+        yield w
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[RunStore]:
+    with open_run_store(tmp_path / "runs.sqlite") as s:
+        yield s
+
+
+def seed_payments(world: World) -> list[dict[str, Any]]:
+    return [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
+
+
+def seed_agent(world: World, store: RunStore, replies: list[str] | None = None) -> Agent:
+    model = ScriptedChatModel(responses=list(replies or SEED_FLOW_REPLIES))
+    return Agent(AgentSettings(), store=store, registry=world.registry(), model=model)
+
+
+def test_side_effecting_call_pauses_and_approval_runs_it(world: World, store: RunStore) -> None:
+    agent = seed_agent(world, store)
+    paused = agent.run(SEED_TASK, thread_id="t1")
+    assert paused.pending is not None
+    assert paused.pending["tool"] == "pay_order"
+    assert paused.pending["arguments"] == {"order_id": "ORD-2024-001", "amount": "2328.02"}
+    assert seed_payments(world) == []  # nothing paid while waiting
+    done = agent.resume("t1", "approve")
+    assert done.status == "completed"
+    assert len(seed_payments(world)) == 1
+
+
+def test_edit_is_validated_before_it_touches_the_saved_run(world: World, store: RunStore) -> None:
+    agent = seed_agent(world, store)
+    agent.run(SEED_TASK, thread_id="t2")
+    before = agent.show("t2")
+    with pytest.raises(ApprovalError, match="amount"):
+        agent.resume("t2", {"action": "edit", "arguments": {"order_id": "ORD-2024-001"}})
+    assert agent.show("t2") == before  # untouched: still waiting, same steps
+    # A valid edit replaces the arguments; the API refuses the wrong amount, the model sees it.
+    edited = {"order_id": "ORD-2024-001", "amount": "2000.00"}
+    result = agent.resume("t2", {"action": "edit", "arguments": edited})
+    assert result.state["tool_buffer"][-1]["arguments"] == edited
+    assert result.state["tool_buffer"][-1]["result"]["status"] == "error"
+    assert seed_payments(world) == []
+
+
+def test_reject_goes_back_to_the_model_as_an_observation(world: World, store: RunStore) -> None:
+    replies = [*SEED_FLOW_REPLIES[:3], final("payment was rejected, not paid")]
+    model = ScriptedChatModel(responses=replies)
+    agent = Agent(AgentSettings(), store=store, registry=world.registry(), model=model)
+    agent.run(SEED_TASK, thread_id="t3")
+    result = agent.resume("t3", {"action": "reject", "message": "amount looks wrong"})
+    assert result.status == "completed"
+    last_prompt = "\n".join(m.text for m in model.calls[-1].messages)
+    assert "The operator rejected this call: amount looks wrong" in last_prompt
+    assert result.state["history"][2]["kind"] == "rejected"
+    assert seed_payments(world) == []
+
+
+def test_unusable_answers_are_refused(world: World, store: RunStore) -> None:
+    agent = seed_agent(world, store)
+    agent.run(SEED_TASK, thread_id="t4")
+    for answer in ("maybe", {"action": "edit"}, None):
+        with pytest.raises(ApprovalError):
+            agent.resume("t4", answer)
+    assert agent.show("t4")["pending_approval"]["tool"] == "pay_order"
+
+
+def test_unknown_thread_is_a_clear_error(store: RunStore) -> None:
+    agent = Agent(AgentSettings(), store=store, model=ScriptedChatModel(responses=[]))
+    with pytest.raises(UnknownRunError, match="no saved run with thread id 'nope'"):
+        agent.resume("nope")
+    with pytest.raises(UnknownRunError):
+        agent.cancel("nope")
+
+
+def test_gate_without_a_checkpointer_fails_closed(world: World) -> None:
+    model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES))
+    graph = build_graph(AgentSettings(), model=model, registry=world.registry())
+    with pytest.raises(ApprovalError, match="no checkpointer"):
+        graph.invoke({"task": SEED_TASK})
+    assert seed_payments(world) == []
+
+
+def test_approval_tools_setting_names_the_gated_tools(store: RunStore) -> None:
+    @tool
+    def lookup(key: str) -> str:
+        """Read only."""
+        return key
+
+    model = ScriptedChatModel(responses=[act("lookup", '{"key": "a"}'), final("a")])
+    agent = Agent(
+        AgentSettings(approval_tools=["lookup"]),
+        store=store,
+        registry=ToolRegistry([lookup]),
+        model=model,
+    )
+    assert agent.run("t", thread_id="t5").pending is not None
+
+
+def test_cancel_from_another_process_stops_before_the_next_call(
+    world: World, store: RunStore, tmp_path: Path
+) -> None:
+    @tool
+    def slow_step(key: str) -> str:
+        """While this runs, an operator elsewhere cancels the run."""
+        with open_run_store(tmp_path / "runs.sqlite") as other:  # a second connection
+            other.cancels.request("t6", "operator pressed stop")
+        return "done"
+
+    model = ScriptedChatModel(responses=[act("slow_step", '{"key": "a"}'), final("never")])
+    agent = Agent(AgentSettings(), store=store, registry=ToolRegistry([slow_step]), model=model)
+    result = agent.run("work", thread_id="t6")
+    assert result.status == "cancelled"
+    assert "operator pressed stop" in result.state["reason"]
+    assert len(model.calls) == 1
+
+
+def test_runs_list_and_show(world: World, store: RunStore) -> None:
+    agent = seed_agent(world, store)
+    agent.run(SEED_TASK, thread_id="t7")
+    agent.resume("t7", "approve")
+    summary = next(r for r in agent.runs() if r.thread_id == "t7")
+    assert summary.status == "completed" and summary.steps == 4
+    assert summary.total_tokens > 0
+    shown = agent.show("t7")
+    assert [s["proposal"] for s in shown["steps"]] == [
+        "query_order",
+        "compute_discount",
+        "pay_order",
+        "final",
+    ]
+    assert shown["steps"][2]["approval"] == "approve"
+    assert shown["usage"]["total_tokens"] == summary.total_tokens
+
+
+def test_budget_can_change_for_a_resumed_run(world: World, store: RunStore) -> None:
+    agent = seed_agent(world, store)
+    paused = agent.run(SEED_TASK, thread_id="t8")
+    spent = paused.state["usage"]["total_tokens"]
+    result = agent.resume("t8", "approve", context={"token_budget": spent + 10})
+    assert result.status == "partial"
+    assert f"token budget {spent + 10}" in result.state["reason"]

@@ -1,0 +1,53 @@
+"""A run survives its process dying: resume from the last saved step, pay exactly once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.crash_worker import CRASH_EXIT
+from tether import AgentSettings
+from tether.agent import Agent
+from tether.control.store import open_run_store
+from tether.testing import ScriptedChatModel
+from tether.world import World
+from tether.world.demo import SEED_FLOW_REPLIES
+
+ROOT = Path(__file__).parent.parent
+
+
+@pytest.mark.parametrize(
+    ("crash_point", "replies_left"),
+    [("between_steps", 1), ("after_charge", 1)],
+)
+def test_resume_after_the_process_died(tmp_path: Path, crash_point: str, replies_left: int) -> None:
+    store_path, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
+    World.create(world_dir).close()  # seed it once
+    worker = subprocess.run(
+        [sys.executable, "-m", "tests.crash_worker", str(store_path), str(world_dir), crash_point],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert worker.returncode == CRASH_EXIT, worker.stderr[-2000:]
+
+    with World.create(world_dir) as world, open_run_store(store_path) as store:
+        charged = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
+        assert len(charged) == 1  # the worker paid before it died
+        model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES[-replies_left:]))
+        agent = Agent(
+            AgentSettings(approval_tools=[]), store=store, registry=world.registry(), model=model
+        )
+        assert agent.runs()[0].status == "running"
+        result = agent.resume("crash")
+        assert result.status == "completed", result.state.get("reason")
+        assert len(model.calls) == replies_left  # earlier steps were not repeated
+        paid = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
+        assert len(paid) == 1  # resuming did not charge again
+        assert result.state["steps"] == 4

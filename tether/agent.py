@@ -1,0 +1,196 @@
+"""Agent: the loop with a run store, for runs that pause, resume, get cancelled or inspected.
+
+``build_graph`` gives the bare compiled graph; ``Agent`` adds what an operator needs around
+it: thread ids, approval answers checked before they reach the saved run, cancellation from
+another process, and resuming after the process died.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+from langgraph.types import Command
+
+from tether.control.approval import ApprovalError, ApprovalRequest, parse_decision
+from tether.control.runs import RunSummary, list_runs, step_lines
+from tether.control.store import RunStore
+from tether.errors import TetherError
+from tether.graph.builder import build_graph
+from tether.graph.rules import Rule
+from tether.settings import AgentSettings
+from tether.tools.registry import ToolRegistry
+
+
+class UnknownRunError(TetherError, KeyError):
+    """No saved run has this thread id."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+@dataclass
+class RunResult:
+    """Where a run stands after a call: finished, or paused for approval."""
+
+    thread_id: str
+    state: dict[str, Any]
+    pending: ApprovalRequest | None = None
+
+    @property
+    def status(self) -> str:
+        return str(self.state.get("status", "running"))
+
+    @property
+    def finished(self) -> bool:
+        return self.pending is None and self.status != "running"
+
+
+class Agent:
+    """tether's graph bound to a RunStore (SQLite file or PostgreSQL)."""
+
+    def __init__(
+        self,
+        settings: AgentSettings | None = None,
+        *,
+        store: RunStore,
+        registry: ToolRegistry | None = None,
+        model: BaseChatModel | None = None,
+        rules: Sequence[Rule] = (),
+        sleep: Callable[[float], None] = time.sleep,
+        seed: int | None = None,
+    ) -> None:
+        self.store = store
+        self.registry = registry if registry is not None else ToolRegistry()
+        self.graph = build_graph(
+            settings,
+            model=model,
+            registry=self.registry,
+            checkpointer=store.checkpointer,
+            cancel_store=store.cancels,
+            rules=rules,
+            sleep=sleep,
+            seed=seed,
+        )
+
+    # --- running ----------------------------------------------------------------------------
+    def run(
+        self,
+        task: str,
+        *,
+        thread_id: str | None = None,
+        context: dict[str, Any] | None = None,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunResult:
+        """Start a new run on a new (or given, unused) thread."""
+        thread_id = thread_id or uuid.uuid4().hex
+        if self._snapshot(thread_id).values:
+            raise TetherError(f"thread {thread_id!r} already holds a run: resume it instead")
+        self.store.cancels.clear(thread_id)
+        return self._drive({"task": task}, thread_id, context, on_update)
+
+    def resume(
+        self,
+        thread_id: str,
+        answer: Any = None,
+        *,
+        context: dict[str, Any] | None = None,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+    ) -> RunResult:
+        """Continue a saved run: answer its approval request, or pick up after a crash.
+
+        ``context`` changes settings (budget, limits) for the rest of the run. A bad answer
+        raises ApprovalError and leaves the saved run exactly as it was.
+        """
+        snapshot = self._require(thread_id)
+        pending = _pending(snapshot)
+        if pending is not None:
+            if answer is None:
+                raise ApprovalError(f"run {thread_id} is waiting for approval of {pending['tool']}")
+            self._check_answer(pending, answer)
+            return self._drive(Command(resume=answer), thread_id, context, on_update)
+        if answer is not None:
+            raise ApprovalError(f"run {thread_id} is not waiting for approval")
+        if snapshot.values.get("status", "running") != "running":
+            return RunResult(thread_id, dict(snapshot.values))  # already finished
+        return self._drive(None, thread_id, context, on_update)
+
+    def cancel(self, thread_id: str, reason: str = "stopped by the operator") -> None:
+        """Ask a run (possibly in another process) to stop before its next model call."""
+        self._require(thread_id)
+        self.store.cancels.request(thread_id, reason)
+
+    # --- inspecting -------------------------------------------------------------------------
+    def runs(self) -> list[RunSummary]:
+        return list_runs(self.store.checkpointer)
+
+    def show(self, thread_id: str) -> dict[str, Any]:
+        """A saved run's outcome, usage and one line per step."""
+        snapshot = self._require(thread_id)
+        values = dict(snapshot.values)
+        return {
+            "thread_id": thread_id,
+            "task": values.get("task"),
+            "status": values.get("status"),
+            "reason": values.get("reason"),
+            "answer": values.get("answer"),
+            "steps": step_lines(values),
+            "usage": values.get("usage"),
+            "pending_approval": _pending(snapshot),
+            "next": list(snapshot.next),
+        }
+
+    # --- internals --------------------------------------------------------------------------
+    def _config(self, thread_id: str) -> dict[str, Any]:
+        return {"configurable": {"thread_id": thread_id}}
+
+    def _snapshot(self, thread_id: str) -> Any:
+        return self.graph.get_state(self._config(thread_id))  # type: ignore[arg-type]
+
+    def _require(self, thread_id: str) -> Any:
+        snapshot = self._snapshot(thread_id)
+        if not snapshot.values:
+            raise UnknownRunError(f"no saved run with thread id {thread_id!r}")
+        return snapshot
+
+    def _check_answer(self, pending: ApprovalRequest, answer: Any) -> None:
+        decision = parse_decision(answer)
+        if decision["action"] == "edit":
+            problem = self.registry.check_arguments(pending["tool"], decision["arguments"])
+            if problem:
+                raise ApprovalError(f"edited arguments rejected: {problem}")
+
+    def _drive(
+        self,
+        payload: Any,
+        thread_id: str,
+        context: dict[str, Any] | None,
+        on_update: Callable[[dict[str, Any]], None] | None,
+    ) -> RunResult:
+        for update in self._stream(payload, thread_id, context):
+            if on_update:
+                on_update(update)
+        snapshot = self._snapshot(thread_id)
+        return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
+
+    def _stream(
+        self, payload: Any, thread_id: str, context: dict[str, Any] | None
+    ) -> Iterator[dict[str, Any]]:
+        config: Any = self._config(thread_id)
+        # "sync": each step is on disk before the next starts, so a crash loses at most the
+        # step in flight (and side-effecting tools are idempotent per run id).
+        yield from self.graph.stream(
+            payload, config, context=context, stream_mode="updates", durability="sync"
+        )
+
+
+def _pending(snapshot: Any) -> ApprovalRequest | None:
+    for task in snapshot.tasks:
+        for item in task.interrupts:
+            if isinstance(item.value, dict) and item.value.get("kind") == "approval":
+                return item.value  # type: ignore[no-any-return]
+    return None

@@ -1,0 +1,1 @@
+"""Intervention: approval gates, cancellation, saved runs."""
