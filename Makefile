@@ -10,7 +10,7 @@ setup:
 	$(UV) sync --locked --all-extras --quiet
 
 run: setup
-	$(UV) run tether run "$(TASK)"
+	$(UV) run tether run --protocol json_schema "$(TASK)"
 
 lint: setup
 	$(UV) run ruff check .

@@ -17,6 +17,14 @@ def test_memory_budget_is_the_ratio_of_the_context_window() -> None:
     assert settings.memory_budget == 500
 
 
+def test_context_window_follows_the_model_when_unset() -> None:
+    server = AgentSettings(base_url="http://127.0.0.1:8000/v1")
+    embedded = AgentSettings()
+    assert server.context_tokens == 32768
+    assert server.memory_budget == 22937  # the design note's 70% of Qwen2.5-7B's 32K
+    assert embedded.context_tokens < server.context_tokens
+
+
 def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TETHER_MAX_ITERS", "4")
     monkeypatch.setenv("TETHER_PROTOCOL", "native")

@@ -11,7 +11,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.language_models import BaseChatModel
 from langgraph.types import Command
@@ -192,5 +192,5 @@ def _pending(snapshot: Any) -> ApprovalRequest | None:
     for task in snapshot.tasks:
         for item in task.interrupts:
             if isinstance(item.value, dict) and item.value.get("kind") == "approval":
-                return item.value  # type: ignore[no-any-return]
+                return cast(ApprovalRequest, item.value)
     return None

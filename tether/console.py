@@ -32,6 +32,12 @@ class TracePrinter:
         self.console = console or Console(highlight=False)
         self.tokens = 0
 
+    def update(self, chunk: dict[str, Any]) -> None:
+        """A LangGraph ``updates`` chunk: print the trace events the nodes added."""
+        for update in chunk.values():
+            for event in (update or {}).get("trace", []) if isinstance(update, dict) else []:
+                self.event(event)
+
     def event(self, event: TraceEvent) -> None:
         handler = getattr(self, f"_on_{event['event']}", None)
         if handler:
@@ -66,6 +72,9 @@ class TracePrinter:
         retry = f" (attempt {detail['attempt']})" if detail["attempt"] > 1 else ""
         style = "" if detail["status"] == "success" else "red"
         self._line("observation", _short(detail["observation"]) + retry, style)
+
+    def _on_approval(self, step: int, detail: dict[str, Any]) -> None:
+        self._line("approval", _short(detail), "yellow")
 
     def _on_refused(self, step: int, detail: dict[str, Any]) -> None:
         self._line("refused", f"{detail['tool']} failed twice with these arguments", "red")

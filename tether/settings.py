@@ -15,6 +15,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tether.errors import SettingsError
 
+SERVER_CONTEXT = 32768  # Qwen2.5-7B-Instruct, the reference model
+EMBEDDED_CONTEXT = 8192  # SmolLM2's training context; the embedded server is started with it
+
 Protocol = Literal["react", "json_schema", "native"]
 
 
@@ -27,7 +30,7 @@ class AgentSettings(BaseSettings):
     base_url: str | None = Field(
         None,
         description="OpenAI-compatible endpoint (vLLM), e.g. http://localhost:8000/v1. "
-        "Unset: the default vLLM address.",
+        "Unset: tether serves its embedded local model.",
     )
     model: str = Field("Qwen2.5-7B-Instruct", description="Model name as the server knows it.")
     api_key: SecretStr = Field(SecretStr("EMPTY"), description="API key; vLLM ignores it.")
@@ -80,15 +83,32 @@ class AgentSettings(BaseSettings):
     # --- memory ---------------------------------------------------------------------------
     reasoning_window: int = Field(6, ge=1, description="Thought/Action entries kept.")
     tool_window: int = Field(3, ge=1, description="Tool results kept.")
-    context_window: int = Field(32768, ge=256, description="Model context length, tokens.")
+    context_window: int | None = Field(
+        None,
+        ge=256,
+        description="Model context length, tokens. Unset: 32768 (Qwen2.5-7B) for a server, "
+        "the embedded model's context without one.",
+    )
     memory_ratio: float = Field(
         0.7, gt=0, le=1, description="Share of the context window the prompt may fill."
     )
 
     @property
+    def uses_embedded_model(self) -> bool:
+        """No endpoint configured: tether serves a small local model itself."""
+        return self.base_url is None
+
+    @property
+    def context_tokens(self) -> int:
+        """The context window in force: the setting, or the model's own."""
+        if self.context_window is not None:
+            return self.context_window
+        return EMBEDDED_CONTEXT if self.uses_embedded_model else SERVER_CONTEXT
+
+    @property
     def memory_budget(self) -> int:
         """Prompt tokens allowed: memory_ratio of the context window (22937 for 32768)."""
-        return int(self.context_window * self.memory_ratio)
+        return int(self.context_tokens * self.memory_ratio)
 
     def with_overrides(self, overrides: dict[str, Any]) -> AgentSettings:
         """A copy with some fields replaced, validated like the original."""

@@ -17,7 +17,7 @@ from tether.control.cancel import CancelStore
 from tether.graph import routing
 from tether.graph.rules import DEFAULT_RULES, Rule
 from tether.graph.state import AgentState, InputState
-from tether.memory.tokens import TiktokenCounter, TokenCounter
+from tether.memory.tokens import TokenCounter
 from tether.nodes.act import make_act
 from tether.nodes.approve import make_approve
 from tether.nodes.assess import make_assess
@@ -53,7 +53,7 @@ def build_graph(
     deps = Deps(
         settings=settings or load_settings(),
         registry=registry if registry is not None else ToolRegistry(),
-        counter=counter or TiktokenCounter(),
+        counter=counter,
         rules=(*DEFAULT_RULES, *rules),
         model=model,
         sleep=sleep,

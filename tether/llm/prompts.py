@@ -27,9 +27,9 @@ everything the task needs, reply with the final answer as plain text. If no tool
 the task needs, or information is missing, say so and why. Never invent tool results."""
 
 JSON_FORMAT = """Reply with one JSON object and nothing else:
-{"thought": "what you know, what to do next", "action": {"tool": "<name>", "arguments": {...}}}
+{"thought": "<your reasoning>", "action": {"tool": "<tool name>", "arguments": {<arguments>}}}
 or, when the task is done or cannot be done with these tools:
-{"thought": "why", "action": {"final_answer": "the answer for the user"}}"""
+{"thought": "<why you are done>", "action": {"final_answer": "<the answer for the user>"}}"""
 
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 

@@ -26,7 +26,7 @@ def make_compose(deps: Deps) -> Any:
             results=state.get("tool_buffer", []),
             hints=state.get("hints", []),
             budget=settings.memory_budget,
-            counter=deps.counter,
+            counter=deps.counter_for(settings),
         )
         step = state.get("steps", 0) + 1
         events: list[TraceEvent] = []

@@ -15,7 +15,8 @@ from langgraph.runtime import Runtime
 from tether.control.cancel import CancelStore
 from tether.graph.rules import Rule
 from tether.llm.model import make_chat_model
-from tether.memory.tokens import TokenCounter
+from tether.llm.server_tokens import ServerTokenCounter
+from tether.memory.tokens import TiktokenCounter, TokenCounter
 from tether.settings import AgentSettings, resolve_settings
 from tether.tools.registry import ToolRegistry
 
@@ -35,14 +36,15 @@ class Deps:
 
     settings: AgentSettings
     registry: ToolRegistry
-    counter: TokenCounter
     rules: Sequence[Rule]
+    counter: TokenCounter | None = None
     model: BaseChatModel | None = None
     model_factory: Callable[[AgentSettings], BaseChatModel] = make_chat_model
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = field(default_factory=random.Random)
     cancel_store: CancelStore | None = None
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
+    _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def settings_for(self, runtime: Runtime[Any] | None) -> AgentSettings:
@@ -58,3 +60,16 @@ class Deps:
             if key not in self._models:
                 self._models[key] = self.model_factory(settings)
             return self._models[key]
+
+    def counter_for(self, settings: AgentSettings) -> TokenCounter:
+        """The serving model's own tokenizer (``/tokenize``) when tether built the model from
+        the settings; tiktoken for a model passed in; or the counter given to build_graph."""
+        if self.counter is not None:
+            return self.counter
+        base_url = getattr(self.model_for(settings), "openai_api_base", None)
+        key = str(base_url)
+        with self._lock:
+            if key not in self._counters:
+                offline = TiktokenCounter()
+                self._counters[key] = ServerTokenCounter(base_url, offline) if base_url else offline
+            return self._counters[key]

@@ -30,7 +30,7 @@ def make_think(deps: Deps) -> Any:
         model, call_kwargs = _prepare(deps.model_for(settings), settings, tools)
         call_kwargs["temperature"] = state["temperature"]
         reply = _call(model, messages, call_kwargs, settings)
-        usage, reported = _usage(reply, messages, deps.counter)
+        usage, reported = _usage(reply, messages, deps.counter_for(settings))
         proposal = _parse(reply, settings)
         if proposal["kind"] == "action":
             tool = deps.registry.get(proposal["tool"])
@@ -99,6 +99,8 @@ def _call(
 ) -> AIMessage:
     try:
         reply = model.invoke(messages, **kwargs)
+    except openai.LengthFinishReasonError as exc:
+        return _cut_off_reply(exc)  # a schema-constrained reply hit max_tokens
     except (openai.APIConnectionError, openai.APITimeoutError) as exc:
         where = getattr(model, "openai_api_base", None) or settings.base_url or "the model endpoint"
         raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
@@ -107,6 +109,21 @@ def _call(
     if not isinstance(reply, AIMessage):
         raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
     return reply
+
+
+def _cut_off_reply(exc: openai.LengthFinishReasonError) -> AIMessage:
+    """The truncated text and its usage, so the step fails as a parse failure, not a crash."""
+    completion = exc.completion
+    text = (completion.choices[0].message.content or "") if completion.choices else ""
+    usage = completion.usage
+    meta: Any = None
+    if usage is not None:
+        meta = {
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+    return AIMessage(text, usage_metadata=meta)
 
 
 def _usage(

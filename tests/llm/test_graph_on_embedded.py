@@ -1,0 +1,29 @@
+"""A whole run of the graph on the real embedded model (SmolLM2 under llama.cpp)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+
+pytestmark = pytest.mark.server
+
+STATUSES = {"completed", "partial", "failed", "max_steps", "no_progress"}
+
+
+@tool
+def add(a: float, b: float) -> float:
+    """Add two numbers."""
+    return a + b
+
+
+@pytest.mark.parametrize("protocol", ["json_schema", "react"])
+def test_a_run_ends_with_a_status_and_server_usage(protocol: str) -> None:
+    settings = AgentSettings(protocol=protocol, max_iters=2, max_tokens=64)
+    graph = build_graph(settings, registry=ToolRegistry([add]))
+    state = graph.invoke({"task": "What is 2 + 3? Use the add tool."})
+    assert state["status"] in STATUSES
+    assert state["reason"]
+    calls = [e["detail"] for e in state["trace"] if e["event"] == "model_call"]
+    assert calls and all(c["usage_source"] == "server" for c in calls)
+    assert state["usage"]["total_tokens"] == sum(c["usage"]["total_tokens"] for c in calls) > 0
