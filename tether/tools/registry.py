@@ -131,7 +131,7 @@ class ToolRegistry:
         if isinstance(validated, dict):
             return validated
         try:
-            value = tool.invoke(_call_args(validated, args), config=config)
+            value = tool.invoke(_call_args(validated), config=config)
         except Exception as exc:  # a tool's failure is an observation, never a crash
             message = f"{tool.name} failed: {describe(exc)}"
             if is_transient(exc):
@@ -158,7 +158,7 @@ def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
         return error(_validation_message(tool, exc), error_type="validation_error")
 
 
-def _call_args(validated: BaseModel, raw: Mapping[str, Any]) -> dict[str, Any]:
+def _call_args(validated: BaseModel) -> dict[str, Any]:
     """Validated values for the fields the schema declares (defaults filled in)."""
     return {name: getattr(validated, name) for name in type(validated).model_fields}
 
