@@ -88,11 +88,13 @@ def _route(
     source: str,
     router: Callable[[AgentState, AgentSettings], str],
 ) -> None:
-    """Wire a pure (state, settings) router as a conditional edge with its declared targets."""
+    """Wire a pure (state, settings) router as a conditional edge to its declared targets,
+    each edge named by its label so diagrams say why it is taken."""
     targets = list(get_args(get_type_hints(router)["return"]))
+    labels = {target: routing.EDGE_LABELS[(source, target)] for target in targets}
 
     def path(state: AgentState, runtime: Runtime[Any]) -> str:
-        return router(state, deps.settings_for(runtime))
+        return labels[router(state, deps.settings_for(runtime))]
 
     path.__name__ = router.__name__
-    builder.add_conditional_edges(source, path, {t: t for t in targets})
+    builder.add_conditional_edges(source, path, {labels[t]: t for t in targets})

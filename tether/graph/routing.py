@@ -11,6 +11,22 @@ from tether.graph import policy
 from tether.graph.state import AgentState
 from tether.settings import AgentSettings
 
+EDGE_LABELS: dict[tuple[str, str], str] = {
+    ("compose", "think"): "within budget",
+    ("compose", "finish"): "over budget or cancelled",
+    ("think", "act"): "tool call",
+    ("think", "approve"): "needs approval",
+    ("think", "refuse"): "failed twice",
+    ("think", "assess"): "answer, unparsed or repeat",
+    ("approve", "act"): "approved",
+    ("approve", "assess"): "rejected",
+    ("act", "act"): "retry",
+    ("act", "assess"): "result",
+    ("assess", "compose"): "continue",
+    ("assess", "finish"): "stop",
+}
+"""How each conditional edge is labelled in diagrams and Studio."""
+
 
 def route_after_compose(state: AgentState, settings: AgentSettings) -> Literal["think", "finish"]:
     """Call the model unless the budget check before the call said stop."""

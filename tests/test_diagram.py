@@ -1,0 +1,33 @@
+"""The diagram is generated from the compiled graph, and the README shows the current one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tether import build_graph
+from tether.graph.diagram import mermaid
+from tether.graph.routing import EDGE_LABELS
+
+README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_shows_the_current_diagram() -> None:
+    blocks = re.findall(r"```mermaid\n(.*?)\n```", README, re.S)
+    assert mermaid().rstrip("\n") in blocks
+
+
+def test_diagram_has_every_node_and_edge_of_the_compiled_graph() -> None:
+    drawn = build_graph().get_graph()
+    text = mermaid()
+    for node in drawn.nodes:
+        assert re.search(rf"^\s*{node}[(\[]", text, re.M), node
+    for edge in drawn.edges:
+        arrow = rf"{edge.source} (-->|-\. &nbsp;.*?&nbsp; \.->) {edge.target};"
+        assert re.search(arrow, text), (edge.source, edge.target)
+
+
+def test_every_conditional_edge_is_labelled() -> None:
+    text = mermaid()
+    for (source, target), label in EDGE_LABELS.items():
+        assert f"{source} -. &nbsp;{label}&nbsp; .-> {target};" in text
