@@ -27,7 +27,12 @@ SEED_TOOLS = ("query_order", "compute_discount", "pay_order")
 def sample(protocol: str, registry: ToolRegistry, max_tokens: int) -> dict[str, Any]:
     """One model call through the graph; what tether made of the reply."""
     settings = AgentSettings(
-        protocol=protocol, max_iters=1, max_tokens=max_tokens, approval_tools=[], temperature=0.7
+        protocol=protocol,
+        max_iters=1,
+        max_tokens=max_tokens,
+        approval_tools=[],
+        temperature=0.7,
+        request_timeout=600,
     )
     state = build_graph(settings, registry=registry).invoke({"task": TASK})
     record = state["history"][-1]

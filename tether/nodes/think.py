@@ -101,14 +101,23 @@ def _call(
         reply = model.invoke(messages, **kwargs)
     except openai.LengthFinishReasonError as exc:
         return _cut_off_reply(exc)  # a schema-constrained reply hit max_tokens
-    except (openai.APIConnectionError, openai.APITimeoutError) as exc:
-        where = getattr(model, "openai_api_base", None) or settings.base_url or "the model endpoint"
-        raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
+    except openai.APITimeoutError as exc:  # a subclass of APIConnectionError: check it first
+        raise ModelCallError(
+            f"the model at {_where(model, settings)} did not answer within "
+            f"{settings.request_timeout:g}s (raise request_timeout for a slow server)"
+        ) from exc
+    except openai.APIConnectionError as exc:
+        raise ModelCallError(f"cannot reach the model at {_where(model, settings)}: {exc}") from exc
     except openai.APIStatusError as exc:
         raise ModelCallError(f"the model server answered {exc.status_code}: {exc.message}") from exc
     if not isinstance(reply, AIMessage):
         raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
     return reply
+
+
+def _where(model: Any, settings: AgentSettings) -> str:
+    bound = getattr(model, "bound", model)  # native protocol wraps the model in a binding
+    return str(getattr(bound, "openai_api_base", None) or settings.base_url or "the endpoint")
 
 
 def _cut_off_reply(exc: openai.LengthFinishReasonError) -> AIMessage:
