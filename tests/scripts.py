@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from tether import tool
+
 
 def act(tool: str, args: str, thought: str = "next step") -> str:
     """A ReAct reply that calls ``tool``."""
@@ -10,3 +12,15 @@ def act(tool: str, args: str, thought: str = "next step") -> str:
 
 def final(answer: str, thought: str = "done") -> str:
     return f"Thought: {thought}\nFinal Answer: {answer}"
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+@tool
+def broken(key: str) -> str:
+    """Always fails."""
+    raise ValueError(f"no record for {key}")

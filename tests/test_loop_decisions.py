@@ -6,20 +6,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 
-from tests.scripts import act, final
+from tests.scripts import act, broken, final, lookup
 from tether import ToolRegistry, success, tool
-
-
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-@tool
-def broken(key: str) -> str:
-    """Always fails."""
-    raise ValueError(f"no record for {key}")
 
 
 def prompt_of(model: Any, call: int) -> str:

@@ -6,20 +6,8 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import act, final
+from tests.scripts import act, broken, final, lookup
 from tether import TransientToolError, tool
-
-
-@tool
-def lookup(key: str) -> str:
-    """Look a key up."""
-    return f"value of {key}"
-
-
-@tool
-def broken(key: str) -> str:
-    """Always fails."""
-    raise ValueError(f"no record for {key}")
 
 
 def test_final_answer_completes(run_script: Any) -> None:

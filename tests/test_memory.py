@@ -27,6 +27,18 @@ def result(step: int, data: str) -> Any:
     }
 
 
+def render(count: int, results: list[Any], budget: int, hints: tuple[str, ...] = ()) -> Any:
+    return render_prompt(
+        system="sys",
+        task="查询订单",
+        reasoning=reasoning(count),
+        results=results,
+        hints=list(hints),
+        budget=budget,
+        counter=COUNTER,
+    )
+
+
 def test_windowed_reducer_appends_and_trims() -> None:
     state: list[int] = []
     for i in range(5):
@@ -36,15 +48,7 @@ def test_windowed_reducer_appends_and_trims() -> None:
 
 
 def test_prompt_has_two_labelled_sections_and_hints() -> None:
-    prompt = render_prompt(
-        system="sys",
-        task="查询订单",
-        reasoning=reasoning(1),
-        results=[result(1, "pending")],
-        hints=["try another tool"],
-        budget=10_000,
-        counter=COUNTER,
-    )
+    prompt = render(1, [result(1, "pending")], 10_000, hints=("try another tool",))
     user = prompt.messages[1].text
     assert user.index("## Your reasoning so far") < user.index("## Tool results")
     assert "try another tool" in user
@@ -52,25 +56,9 @@ def test_prompt_has_two_labelled_sections_and_hints() -> None:
 
 
 def test_over_budget_drops_oldest_reasoning_and_keeps_results() -> None:
-    full = render_prompt(
-        system="sys",
-        task="t",
-        reasoning=reasoning(6),
-        results=[result(7, "kept")],
-        hints=[],
-        budget=100_000,
-        counter=COUNTER,
-    )
+    full = render(6, [result(7, "kept")], 100_000)
     budget = full.tokens - 60
-    trimmed = render_prompt(
-        system="sys",
-        task="t",
-        reasoning=reasoning(6),
-        results=[result(7, "kept")],
-        hints=[],
-        budget=budget,
-        counter=COUNTER,
-    )
+    trimmed = render(6, [result(7, "kept")], budget)
     assert trimmed.tokens <= budget
     assert trimmed.dropped_reasoning >= 1
     user = trimmed.messages[1].text
@@ -79,15 +67,7 @@ def test_over_budget_drops_oldest_reasoning_and_keeps_results() -> None:
 
 
 def test_oversized_result_is_cut_with_a_visible_marker() -> None:
-    prompt = render_prompt(
-        system="sys",
-        task="t",
-        reasoning=reasoning(2),
-        results=[result(3, "x " * 5000)],
-        hints=[],
-        budget=600,
-        counter=COUNTER,
-    )
+    prompt = render(2, [result(3, "x " * 5000)], 600)
     assert prompt.tokens <= 600
     assert prompt.cut_results == [3]
     assert "characters to fit the memory budget]" in prompt.messages[1].text

@@ -7,7 +7,7 @@ routing functions can be pure functions of it.
 from __future__ import annotations
 
 import operator
-from typing import Annotated, Any, Literal, NotRequired, TypedDict
+from typing import Annotated, Any, Literal, NotRequired, TypedDict, get_args
 
 from langchain_core.messages import BaseMessage
 
@@ -16,9 +16,7 @@ from tether.memory.buffers import ReasoningEntry, ToolResultEntry, keep_window
 Status = Literal[
     "running", "completed", "partial", "failed", "max_steps", "no_progress", "cancelled"
 ]
-StepKind = Literal[
-    "success",
-    "final",
+FailureKind = Literal[
     "tool_error",
     "validation_error",
     "unknown_tool",
@@ -26,21 +24,10 @@ StepKind = Literal[
     "refused",
     "rejected",
     "parse_failure",
-    "repeat",
     "rule_failure",
 ]
-FAILURE_KINDS: frozenset[str] = frozenset(
-    {
-        "tool_error",
-        "validation_error",
-        "unknown_tool",
-        "transient",
-        "refused",
-        "rejected",
-        "parse_failure",
-        "rule_failure",
-    }
-)
+StepKind = Literal["success", "final", "repeat"] | FailureKind
+FAILURE_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
 
 
 class Usage(TypedDict):

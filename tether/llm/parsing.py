@@ -100,19 +100,20 @@ def parse_react(text: str) -> Proposal:
         tool = _clean_tool_name(action.group(1))
         input_match = _ACTION_INPUT.search(body, action.end())
         if not tool:
-            return _invalid(text, thought, "the Action line names no tool")
+            return invalid_proposal(text, thought, "the Action line names no tool")
         if not input_match:
-            return _invalid(text, thought, f"Action {tool!r} has no Action Input")
+            return invalid_proposal(text, thought, f"Action {tool!r} has no Action Input")
         try:
             arguments = parse_arguments(input_match.group(1))
         except ValueError as exc:
-            return _invalid(text, thought, str(exc))
-        return _action(text, thought, tool, arguments)
+            return invalid_proposal(text, thought, str(exc))
+        return action_proposal(text, thought, tool, arguments)
     if final:
         return {"kind": "final", "thought": thought, "answer": final.group(1).strip(), "raw": text}
     if not thought and text.strip():
         thought = text.strip()
-    return _invalid(text, thought, f"no Action or Final Answer found (expected {EXPECTED_FORMAT})")
+    error = f"no Action or Final Answer found (expected {EXPECTED_FORMAT})"
+    return invalid_proposal(text, thought, error)
 
 
 def parse_native(message: AIMessage) -> Proposal:
@@ -120,16 +121,18 @@ def parse_native(message: AIMessage) -> Proposal:
     text = message.text
     if message.tool_calls:
         call = message.tool_calls[0]
-        return _action(text, text.strip(), call["name"], dict(call["args"] or {}))
+        return action_proposal(text, text.strip(), call["name"], dict(call["args"] or {}))
     if message.invalid_tool_calls:
         bad = message.invalid_tool_calls[0]
-        return _invalid(text, text.strip(), f"tool call {bad.get('name')!r}: {bad.get('error')}")
+        error = f"tool call {bad.get('name')!r}: {bad.get('error')}"
+        return invalid_proposal(text, text.strip(), error)
     if text.strip():
         return {"kind": "final", "thought": "", "answer": text.strip(), "raw": text}
-    return _invalid(text, "", "empty reply: no tool call and no answer")
+    return invalid_proposal(text, "", "empty reply: no tool call and no answer")
 
 
-def _action(raw: str, thought: str, tool: str, arguments: dict[str, Any]) -> Proposal:
+def action_proposal(raw: str, thought: str, tool: str, arguments: dict[str, Any]) -> Proposal:
+    """A tool call, with the fingerprint the loop's repeat checks compare."""
     return {
         "kind": "action",
         "thought": thought,
@@ -140,5 +143,6 @@ def _action(raw: str, thought: str, tool: str, arguments: dict[str, Any]) -> Pro
     }
 
 
-def _invalid(raw: str, thought: str, error: str) -> Proposal:
+def invalid_proposal(raw: str, thought: str, error: str) -> Proposal:
+    """A reply the loop cannot use; ``error`` becomes the model's next observation."""
     return {"kind": "invalid", "thought": thought, "error": error, "raw": raw}

@@ -14,7 +14,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from tether.graph.state import Proposal
-from tether.llm.parsing import fingerprint, parse_arguments
+from tether.llm.parsing import action_proposal, invalid_proposal, parse_arguments
 
 THOUGHT_CHARS = 400
 
@@ -73,7 +73,7 @@ def parse_json_action(text: str) -> Proposal:
     try:
         data = parse_arguments(text)
     except ValueError as exc:
-        return {"kind": "invalid", "thought": "", "error": str(exc), "raw": text}
+        return invalid_proposal(text, "", str(exc))
     thought = str(data.get("thought", "")).strip()
     action = data.get("action")
     if isinstance(action, dict) and isinstance(action.get("final_answer"), str):
@@ -82,15 +82,7 @@ def parse_json_action(text: str) -> Proposal:
         arguments = action.get("arguments") or {}
         if not isinstance(arguments, dict):
             error = f"arguments must be a JSON object, got {json.dumps(arguments)[:100]}"
-            return {"kind": "invalid", "thought": thought, "error": error, "raw": text}
-        tool = action["tool"]
-        return {
-            "kind": "action",
-            "thought": thought,
-            "tool": tool,
-            "arguments": arguments,
-            "fingerprint": fingerprint(tool, arguments),
-            "raw": text,
-        }
+            return invalid_proposal(text, thought, error)
+        return action_proposal(text, thought, action["tool"], arguments)
     error = 'expected {"thought": ..., "action": {"tool", "arguments"} or {"final_answer"}}'
-    return {"kind": "invalid", "thought": thought, "error": error, "raw": text}
+    return invalid_proposal(text, thought, error)
