@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tether import AgentSettings, SettingsError, TaskError, build_graph
+from tether.errors import ModelServerError
 from tether.settings import load_settings
 from tether.testing import ScriptedChatModel
 
@@ -57,3 +60,12 @@ def test_bad_environment_variable_is_rejected(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("TETHER_TOKEN_BUDGET", "-3")
     with pytest.raises(SettingsError, match="token_budget"):
         load_settings()
+
+
+def test_missing_gguf_is_a_clear_error_before_any_call(tmp_path: Path) -> None:
+    from tether import ToolRegistry
+
+    missing = tmp_path / "nope.gguf"
+    graph = build_graph(AgentSettings(gguf_path=str(missing)), registry=ToolRegistry())
+    with pytest.raises(ModelServerError, match=r"nope\.gguf"):
+        graph.invoke({"task": "t"})

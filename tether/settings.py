@@ -33,6 +33,11 @@ class AgentSettings(BaseSettings):
         "Unset: tether serves its embedded local model.",
     )
     model: str = Field("Qwen2.5-7B-Instruct", description="Model name as the server knows it.")
+    gguf_path: str | None = Field(
+        None,
+        description="GGUF file the embedded server loads when base_url is unset. "
+        "Unset: the bundled SmolLM2-135M-Instruct.",
+    )
     api_key: SecretStr = Field(SecretStr("EMPTY"), description="API key; vLLM ignores it.")
     temperature: float = Field(0.3, ge=0, le=2, description="Default sampling temperature.")
     calm_temperature: float = Field(

@@ -17,7 +17,7 @@ def endpoint_for(settings: AgentSettings) -> tuple[str, str]:
     """(base URL, model name): the configured server, or the embedded one, started once."""
     if settings.base_url is not None:
         return settings.base_url, settings.model
-    server = ensure_embedded_server(ctx_size=EMBEDDED_CONTEXT)
+    server = ensure_embedded_server(settings.gguf_path, ctx_size=EMBEDDED_CONTEXT)
     if server.base_url not in _announced:
         _announced.add(server.base_url)
         print(f"tether: {server.describe()}", file=sys.stderr)

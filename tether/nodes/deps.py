@@ -23,6 +23,7 @@ from tether.tools.registry import ToolRegistry
 MODEL_FIELDS = (
     "base_url",
     "model",
+    "gguf_path",
     "api_key",
     "top_p",
     "max_tokens",
