@@ -1,0 +1,79 @@
+"""`langgraph dev` (the Studio server) loads tether's graph, shows its settings, and runs it."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.server
+ROOT = Path(__file__).parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def studio() -> Iterator[str]:
+    port = free_port()
+    langgraph = Path(sys.executable).parent / "langgraph"
+    command = [str(langgraph), "dev", "--port", str(port), "--host", "127.0.0.1"]
+    server = subprocess.Popen(
+        [*command, "--no-browser", "--no-reload"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"{url}/ok", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert server.poll() is None, "langgraph dev exited"
+            time.sleep(0.5)
+        else:
+            pytest.fail("langgraph dev did not come up within 120 s")
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def assistant_id(studio: str) -> str:
+    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether"}, timeout=10)
+    return str(found.json()[0]["assistant_id"])
+
+
+def test_graph_is_served_with_readable_nodes_and_editable_settings(studio: str) -> None:
+    assistant = assistant_id(studio)
+    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=10).json()
+    nodes = {node["id"] for node in drawn["nodes"]}
+    assert {"start", "compose", "think", "act", "approve", "assess", "finish"} <= nodes
+    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=10).json()
+    settings = schemas["context_schema"]["properties"]
+    assert {"token_budget", "max_iters", "breaker_failures", "approval_tools"} <= set(settings)
+
+
+def test_a_run_from_studio_uses_the_edited_settings(studio: str) -> None:
+    body = {
+        "assistant_id": "tether",
+        "input": {"task": "Say hello."},
+        "context": {"max_iters": 1, "max_tokens": 16},
+    }
+    state = httpx.post(f"{studio}/runs/wait", json=body, timeout=180).json()
+    assert state["steps"] == 1
+    assert state["status"] in {"completed", "max_steps", "failed", "no_progress"}
+    assert state["usage"]["total_tokens"] > 0
