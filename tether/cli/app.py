@@ -117,7 +117,8 @@ def demo(
         graph = build_graph(settings, model=model, registry=world.registry())
         printer = None if as_json else TracePrinter()
         final: dict[str, Any] = {}
-        for mode, chunk in graph.stream({"task": SEED_TASK}, stream_mode=["updates", "values"]):
+        chunks: Any = graph.stream({"task": SEED_TASK}, stream_mode=["updates", "values"])
+        for mode, chunk in chunks:
             if mode == "values":
                 final = chunk
             elif printer:
