@@ -67,6 +67,11 @@ def test_graph_is_served_with_readable_nodes_and_editable_settings(studio: str) 
     assert {"token_budget", "max_iters", "breaker_failures", "approval_tools"} <= set(settings)
 
 
+def test_the_demo_world_graph_is_served_too(studio: str) -> None:
+    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether-world"}, timeout=10)
+    assert found.json(), "tether-world is not registered"
+
+
 def test_a_run_from_studio_uses_the_edited_settings(studio: str) -> None:
     body = {
         "assistant_id": "tether",
