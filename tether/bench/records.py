@@ -1,0 +1,159 @@
+"""What one run left behind: the answer, how it ended, and every model and tool call, timed.
+
+Every agent produces the same record from the same instruments (a callback on the chat model
+and a recording tool registry), so no agent's numbers come from its own bookkeeping.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+TerminationKind = Literal["completed", "max_steps", "no_progress", "failed", "partial", "error"]
+"""completed: the agent ended with its own final answer. max_steps: a step, call or recursion
+cap cut it off. no_progress / failed / partial: a controller stopped it (loop, breaker,
+budget). error: an exception escaped the agent."""
+
+
+class ModelCall(BaseModel):
+    """One chat-model request, as the HTTP client saw it."""
+
+    start: float = Field(description="Seconds since the run started.")
+    end: float
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+    usage_reported: bool = Field(False, description="The server reported usage for this call.")
+    error: str | None = None
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+class ToolCall(BaseModel):
+    """One call that reached the tool registry (unparseable attempts never do)."""
+
+    tool: str
+    arguments: Any = None
+    status: Literal["success", "error"]
+    error_type: str | None = None
+    start: float
+    end: float
+    turn: int = Field(description="0-based index of the model call that asked for it.")
+
+    @property
+    def seconds(self) -> float:
+        return self.end - self.start
+
+
+class Outcome(BaseModel):
+    """How the agent itself says the run ended."""
+
+    answer: str | None = None
+    termination: TerminationKind
+    reason: str = ""
+
+
+class Verdict(BaseModel):
+    """The judge's decision on one run, with every reason it failed."""
+
+    passed: bool
+    failures: list[str] = Field(default_factory=list)
+
+
+class RunRecord(BaseModel):
+    """One agent on one scenario (one trial), measured the same way for every agent."""
+
+    agent: str
+    scenario_id: str
+    category: str
+    trial: int = 0
+    answer: str | None = None
+    termination: TerminationKind
+    termination_reason: str = ""
+    wall_s: float
+    model_calls: list[ModelCall] = Field(default_factory=list)
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    # --- derived, the same arithmetic for every agent ------------------------------------
+    @property
+    def steps(self) -> int:
+        """Steps to termination: model calls (each step is one model call and its tools)."""
+        return len(self.model_calls)
+
+    @property
+    def model_s(self) -> float:
+        return sum(c.seconds for c in self.model_calls)
+
+    @property
+    def tool_s(self) -> float:
+        return sum(c.seconds for c in self.tool_calls)
+
+    @property
+    def total_tokens(self) -> int:
+        return sum(c.total_tokens for c in self.model_calls)
+
+    @property
+    def input_tokens(self) -> int:
+        return sum(c.input_tokens for c in self.model_calls)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.model_calls)
+
+    @property
+    def usage_complete(self) -> bool:
+        """Every model call had server-reported usage."""
+        return all(c.usage_reported for c in self.model_calls)
+
+    def step_latencies(self) -> list[float]:
+        """Step i lasts from model call i's start to call i+1's start (the run's end last)."""
+        starts = [c.start for c in self.model_calls]
+        if not starts:
+            return []
+        ends = [*starts[1:], self.wall_s]
+        return [max(0.0, end - start) for start, end in zip(starts, ends, strict=True)]
+
+    def step_overheads(self) -> list[float]:
+        """Per step: its time minus time inside the model and inside tools (framework cost)."""
+        overheads = []
+        for turn, (call, latency) in enumerate(
+            zip(self.model_calls, self.step_latencies(), strict=True)
+        ):
+            tools = sum(t.seconds for t in self.tool_calls if t.turn == turn)
+            overheads.append(max(0.0, latency - call.seconds - tools))
+        return overheads
+
+    def tool_turns(self) -> tuple[int, int]:
+        """(turns that asked for a tool, those that got a valid, successful call).
+
+        A turn asked for a tool unless it was the final answer that ended the run, so a reply
+        that could not be parsed counts as a failed tool turn. It succeeded when a call made
+        for it came back successful (after in-place retries, if the agent retries).
+        """
+        turns = len(self.model_calls)
+        if self.termination == "completed" and turns:
+            turns -= 1  # the last reply was the final answer
+        ok = {t.turn for t in self.tool_calls if t.status == "success" and t.turn < turns}
+        return turns, len(ok)
+
+    def summary(self) -> dict[str, Any]:
+        """The derived numbers, for results.json."""
+        asked, ok = self.tool_turns()
+        return {
+            "steps": self.steps,
+            "tool_calls": len(self.tool_calls),
+            "model_s": round(self.model_s, 6),
+            "tool_s": round(self.tool_s, 6),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.total_tokens,
+            "usage_complete": self.usage_complete,
+            "tool_turns": asked,
+            "tool_turns_ok": ok,
+            "step_latencies": [round(x, 6) for x in self.step_latencies()],
+        }
