@@ -1,0 +1,94 @@
+"""What every benchmarked agent shares: one chat-model recipe and one way of being measured.
+
+An agent only implements :meth:`BenchAgent.execute`: given the task, the tools (a recording
+registry over the world's) and a ChatOpenAI, run to the end and say how it ended. Building the
+model, instrumenting it and the tools, and turning escaped exceptions into an ``error``
+termination happen here, identically for every agent.
+"""
+
+from __future__ import annotations
+
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import httpx
+from langchain_openai import ChatOpenAI
+from pydantic import SecretStr
+
+from tether.bench.instrument import RecordingRegistry, RunRecorder, ToolListener
+from tether.bench.records import Outcome, RunRecord
+from tether.bench.scenarios import Scenario
+from tether.toolsets import World
+
+
+@dataclass(frozen=True)
+class ChatSettings:
+    """The chat model every agent gets for one run: same endpoint, model and sampling."""
+
+    base_url: str
+    model: str
+    api_key: str = "EMPTY"
+    temperature: float = 0.7
+    max_tokens: int = 512
+    timeout: float = 120.0
+    http_client: httpx.Client | None = field(default=None, compare=False)
+    tool_listener: ToolListener | None = field(default=None, compare=False)
+    """Told about every tool call of the run (the simulator's view of the world)."""
+
+
+def make_chat_model(chat: ChatSettings, recorder: RunRecorder) -> ChatOpenAI:
+    """ChatOpenAI over HTTP with server-reported usage, timed by ``recorder``."""
+    return ChatOpenAI(
+        base_url=chat.base_url,
+        model=chat.model,
+        api_key=SecretStr(chat.api_key),
+        temperature=chat.temperature,
+        max_completion_tokens=chat.max_tokens,
+        timeout=chat.timeout,
+        max_retries=1,
+        stream_usage=True,
+        callbacks=[recorder],
+        http_client=chat.http_client,
+    )
+
+
+class BenchAgent(ABC):
+    """One agent framework, run the same way as the others."""
+
+    name: ClassVar[str]
+
+    def run(
+        self, scenario: Scenario, world: World, chat: ChatSettings, *, trial: int = 0
+    ) -> RunRecord:
+        """Run ``scenario`` on ``world`` with ``chat``; never raises for what the agent does."""
+        recorder = RunRecorder()
+        registry = RecordingRegistry.wrap(world.registry(), recorder, chat.tool_listener)
+        model = make_chat_model(chat, recorder)
+        try:
+            outcome = self.execute(scenario, registry, model, chat)
+        except Exception as exc:  # a crash is a termination like any other
+            outcome = Outcome(termination="error", reason=f"{type(exc).__name__}: {exc}"[:500])
+        return recorder.record(
+            agent=self.name,
+            scenario_id=scenario.id,
+            category=scenario.category,
+            trial=trial,
+            outcome=outcome,
+        )
+
+    @abstractmethod
+    def execute(
+        self,
+        scenario: Scenario,
+        registry: RecordingRegistry,
+        model: ChatOpenAI,
+        chat: ChatSettings,
+    ) -> Outcome:
+        """Run the agent on ``scenario.task`` to its end; ``model`` is built from ``chat``."""
+
+
+Sleep = Callable[[float], None]
+DEFAULT_SLEEP: Sleep = time.sleep
