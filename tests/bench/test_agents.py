@@ -1,0 +1,119 @@
+"""The three agents on the same tools: wiring, tool wrapping, retries, approvals off."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from tether.bench.agents import BenchAgent, ChatSettings
+from tether.bench.agents.agent_executor import AgentExecutorAgent
+from tether.bench.agents.create_agent import CreateAgentAgent
+from tether.bench.agents.lc_tools import registry_tools
+from tether.bench.agents.tether_agent import TetherAgent, tether_settings
+from tether.bench.instrument import RecordingRegistry, RunRecorder
+from tether.bench.judge import Judge
+from tether.bench.records import RunRecord
+from tether.bench.scenarios import Scenario
+from tether.bench.simulator import FaultModel, LatencyModel, Simulator, SimulatorServer, model_name
+from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
+from tether.errors import TransientToolError
+
+AGENTS: dict[str, BenchAgent] = {
+    "tether": TetherAgent(sleep=lambda _: None),
+    "agent_executor": AgentExecutorAgent(),
+    "create_agent": CreateAgentAgent(retry_initial_delay=0.0),
+}
+
+
+@pytest.fixture(scope="module")
+def clean_sim(scenarios: list[Scenario]) -> Iterator[tuple[Simulator, str]]:
+    """A simulator that never errs: every agent should do exactly the gold plan."""
+    simulator = Simulator(scenarios, faults=FaultModel.none(), latency=LatencyModel.instant())
+    with SimulatorServer(simulator) as server:
+        yield simulator, server.base_url
+
+
+def run(
+    name: str, scenario: Scenario, sim: tuple[Simulator, str], worlds: WorldFactory
+) -> tuple[RunRecord, bool]:
+    simulator, url = sim
+    session = model_name(scenario.id, 0, name)
+    chat = ChatSettings(base_url=url, model=session, tool_listener=simulator.listener(session))
+    with worlds.fresh() as world:
+        prepare(world, scenario)
+        record = AGENTS[name].run(scenario, world, chat)
+        verdict = Judge(ExpectedStates(worlds)).judge(scenario, record, world)
+    return record, verdict.passed
+
+
+@pytest.mark.parametrize("agent", list(AGENTS))
+@pytest.mark.parametrize("scenario_id", ["api-pay-01", "impossible-no-tool-02"])
+def test_every_agent_follows_a_faultless_model_to_a_pass(
+    agent: str,
+    scenario_id: str,
+    by_id: dict[str, Scenario],
+    clean_sim: tuple[Simulator, str],
+    worlds: WorldFactory,
+) -> None:
+    scenario = by_id[scenario_id]
+    record, passed = run(agent, scenario, clean_sim, worlds)
+    assert passed, (record.termination, record.termination_reason, record.answer)
+    assert [c.tool for c in record.tool_calls] == [a.tool for a in scenario.gold_actions]
+    assert record.steps == len(scenario.gold_actions) + 1
+    assert record.usage_complete and record.total_tokens > 0
+    assert all(c.status == "success" for c in record.tool_calls)
+
+
+@pytest.mark.parametrize("agent", ["tether", "create_agent"])
+def test_transient_payment_failures_are_retried_in_place(
+    agent: str, by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
+) -> None:
+    scenario = by_id["fault-pay-02"]  # the payment API fails twice with 503
+    record, passed = run(agent, scenario, clean_sim, worlds)
+    assert passed
+    pay = [c for c in record.tool_calls if c.tool == "pay_order"]
+    assert [c.status for c in pay] == ["error", "error", "success"]
+    assert len({c.turn for c in pay}) == 1  # one model turn, retried by the framework
+
+
+def test_agent_executor_has_no_retry_so_the_model_must_try_again(
+    by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
+) -> None:
+    record, passed = run("agent_executor", by_id["fault-pay-01"], clean_sim, worlds)
+    pay = [c for c in record.tool_calls if c.tool == "pay_order"]
+    assert [c.status for c in pay] == ["error", "success"]
+    assert len({c.turn for c in pay}) == 2 and passed
+
+
+def test_wrapped_tools_answer_with_the_registry_envelope(worlds: WorldFactory) -> None:
+    with worlds.fresh() as world:
+        registry = RecordingRegistry.wrap(world.registry(), RunRecorder())
+        native = {t.name: t for t in registry_tools(registry, raise_transient=True)}
+        react = {t.name: t for t in registry_tools(registry, text_input=True)}
+        bad = json.loads(native["query_order"].invoke({"order_id": "nope"}))
+        assert bad["status"] == "error" and bad["meta"]["error_type"] == "validation_error"
+        direct = registry.invoke("query_order", {"order_id": "nope"})
+        assert bad["message"] == direct["message"]  # the same envelope (latency aside)
+        ok = json.loads(react["query_order"].invoke('{"order_id": "ORD-2024-001"}'))
+        assert ok["data"]["status"] == "pending"
+        curly = json.loads(react["query_order"].invoke("{“order_id”: “ORD-2024-001”}"))
+        assert curly["status"] == "error" and "could not read the Action Input" in curly["message"]
+        assert [c.tool for c in registry.recorder.tool_calls] == ["query_order"] * 3
+        world.set_faults({"query_order": {"schedule": {0: {"status": 503}}}})  # type: ignore[attr-defined]
+        with pytest.raises(TransientToolError):
+            native["query_order"].invoke({"order_id": "ORD-2024-001"})
+        assert native["query_order"].args_schema is registry.get("query_order").args_schema  # type: ignore[union-attr]
+
+
+def test_tether_runs_with_default_settings_and_no_approval_gates() -> None:
+    settings = tether_settings(
+        base_url="http://127.0.0.1:1/v1", model="m", temperature=0.7, max_tokens=512, timeout=5
+    )
+    defaults = type(settings)()
+    assert settings.approval_tools == []
+    changed = {
+        k for k in type(settings).model_fields if getattr(settings, k) != getattr(defaults, k)
+    }
+    assert changed <= {"base_url", "model", "temperature", "request_timeout", "approval_tools"}

@@ -1,0 +1,116 @@
+"""The runner, the report and the command: deterministic results, files written, clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from tether.bench.backends import BackendSpec
+from tether.bench.cli import bench_app
+from tether.bench.report import markdown, write_report
+from tether.bench.runner import BenchResult, RunPlan, run_benchmark, sample_scenarios
+from tether.bench.scenarios import Scenario
+
+AGENTS = ["tether", "agent_executor", "create_agent"]
+PICK = ["api-pay-01", "fault-pay-02", "impossible-missing-01"]
+
+
+def bench(scenarios: list[Scenario], seed: int) -> BenchResult:
+    plan = RunPlan(agents=AGENTS, scenarios=scenarios, trials=2, concurrency=4, progress=False)
+    spec = BackendSpec(kind="sim", seed=seed, fault_rate=0.4, recovery=0.6, sim_latency=False)
+    return run_benchmark(plan, spec.create(scenarios))
+
+
+def outline(result: BenchResult) -> list[tuple[object, ...]]:
+    """What must not change between two runs with one seed (timings and ids may)."""
+    return [
+        (
+            r.agent,
+            r.scenario_id,
+            r.trial,
+            r.verdict.passed if r.verdict else None,
+            r.termination,
+            r.steps,
+            tuple(
+                (c.tool, json.dumps(c.arguments, sort_keys=True), c.status) for c in r.tool_calls
+            ),
+            tuple(r.extra["sim_faults"]),
+        )
+        for r in result.records
+    ]
+
+
+def test_same_seed_same_results_and_a_full_report(
+    by_id: dict[str, Scenario], tmp_path: Path
+) -> None:
+    scenarios = [by_id[i] for i in PICK]
+    first, second = bench(scenarios, seed=3), bench(scenarios, seed=3)
+    assert outline(first) == outline(second)
+    assert [r.agent for r in first.records][:: len(PICK) * 2] == AGENTS  # sorted by agent
+    assert any(f for r in first.records for f in r.extra["sim_faults"])
+
+    paths = write_report(first, tmp_path)
+    names = {p.name for p in paths}
+    assert {"results.json", "results.md", "success.png", "pass_k.png"} <= names
+    assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths if p.suffix == ".png")
+    data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
+    assert list(data["metrics"]) == AGENTS and len(data["runs"]) == len(PICK) * 2 * 3
+    assert data["backend"]["fault_rate"] == 0.4
+    assert data["metrics"]["tether"]["pass_hat_k"].keys() == {"1", "2"}
+    table = markdown(first)
+    assert table.startswith("| Metric | tether | agent_executor | create_agent |")
+    for row in (
+        "Task success (95% CI)",
+        "pass^2",
+        "Tool-call success",
+        "Mean per-step latency",
+        "Mean steps to termination",
+        "Mean total tokens per run",
+        "Termination",
+    ):
+        assert row in table
+
+
+def test_samples_spread_over_categories_deterministically(scenarios: list[Scenario]) -> None:
+    picked = sample_scenarios(scenarios, 14, seed=1)
+    assert picked == sample_scenarios(scenarios, 14, seed=1)
+    assert len({s.category for s in picked}) == 7 and len(picked) == 14
+    assert [s.id for s in picked] == [s.id for s in scenarios if s in picked]
+
+
+def test_the_command_runs_and_reports(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = CliRunner().invoke(
+        bench_app,
+        [
+            "--sample",
+            "3",
+            "--trials",
+            "1",
+            "--no-sim-latency",
+            "--no-progress",
+            "--no-charts",
+            "--agents",
+            "tether,agent_executor",
+            "--seed",
+            "2",
+            "--out",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "| Metric | tether | agent_executor |" in result.stdout
+    assert (out / "results.md").exists() and not list(out.glob("*.png"))
+
+
+def test_the_command_rejects_bad_input_clearly(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "x"}\n', encoding="utf-8")
+    result = CliRunner().invoke(bench_app, ["--scenarios", str(bad), "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "bad.jsonl:1: field 'category'" in result.output, result.output
+    result = CliRunner().invoke(bench_app, ["--agents", "tether,nope", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "unknown agents ['nope']" in result.output
+    result = CliRunner().invoke(bench_app, ["--backend", "ftp://x", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "sim, local or an http(s) URL" in result.output

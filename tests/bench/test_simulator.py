@@ -1,0 +1,219 @@
+"""The simulated model: seeded, agent-agnostic faults; ReAct or tool_calls; usage; SSE."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from langchain_core.messages import HumanMessage
+from langchain_openai import ChatOpenAI
+
+from tether.bench.agents import ChatSettings, make_agent
+from tether.bench.records import ToolCall
+from tether.bench.scenarios import Scenario
+from tether.bench.simulator import (
+    FAULT_KINDS,
+    FaultModel,
+    LatencyModel,
+    Simulator,
+    SimulatorServer,
+    model_name,
+)
+from tether.bench.simulator.faults import applicable_faults, decide, draw
+from tether.bench.worlds import WorldFactory, prepare
+
+SEED_TASK_ID = "api-pay-01"
+
+
+@pytest.fixture(scope="module")
+def served(scenarios: list[Scenario]) -> Iterator[tuple[Simulator, str]]:
+    simulator = Simulator(scenarios, seed=11, latency=LatencyModel.instant())
+    with SimulatorServer(simulator) as server:
+        yield simulator, server.base_url
+
+
+def chat(base_url: str, name: str, **kwargs: Any) -> ChatOpenAI:
+    return ChatOpenAI(base_url=base_url, model=name, api_key="x", max_retries=0, **kwargs)  # type: ignore[arg-type]
+
+
+def test_draws_are_a_pure_function_of_seed_scenario_trial_and_index() -> None:
+    assert draw(1, "s", 0, 3) == draw(1, "s", 0, 3)
+    keys = [(2, "s", 0, 3), (1, "t", 0, 3), (1, "s", 1, 3), (1, "s", 0, 4)]
+    assert all(draw(*key) != draw(1, "s", 0, 3) for key in keys)
+    values = [draw(0, "s", 0, i).u_fault for i in range(2000)]
+    assert 0.17 < sum(v < 0.2 for v in values) / len(values) < 0.23  # uniform enough
+
+
+def test_fault_decisions_follow_the_documented_thresholds() -> None:
+    model = FaultModel(fault_rate=0.2, recovery=0.7)
+    every = applicable_faults(planned_call=True, has_previous=True, has_arguments=True)
+    assert every == list(FAULT_KINDS)
+    low, mid, high = (draw(0, "x", 0, 0).__class__(u, 0.0) for u in (0.1, 0.25, 0.5))
+    assert decide(model, low, stalled=False, applicable=every) is not None
+    assert decide(model, mid, stalled=False, applicable=every) is None  # 0.25 >= 0.2
+    assert decide(model, mid, stalled=True, applicable=every) is not None  # 0.25 < 1 - 0.7
+    assert decide(model, high, stalled=True, applicable=every) is None
+    final_turn = applicable_faults(planned_call=False, has_previous=False, has_arguments=False)
+    assert final_turn == ["repeated_thought"]
+    assert decide(FaultModel.none(), low, stalled=True, applicable=every) is None
+
+
+def test_tool_results_move_the_plan_forward_only_when_the_world_ran_the_planned_call(
+    by_id: dict[str, Scenario],
+) -> None:
+    simulator = Simulator([by_id[SEED_TASK_ID]], faults=FaultModel.none())
+    name = model_name(SEED_TASK_ID, 0, "t")
+    hear = simulator.listener(name)
+    first = simulator.reply(name, tools_mode=False)
+    assert "Action: query_order" in (first.content or "")
+    hear(
+        ToolCall(
+            tool="query_order",
+            arguments={"order_id": "ORD-2024-002"},
+            status="success",
+            start=0,
+            end=0,
+            turn=0,
+        )
+    )
+    assert "Action: query_order" in (simulator.reply(name, tools_mode=False).content or "")
+    hear(
+        ToolCall(
+            tool="query_order",
+            arguments={"order_id": "ORD-2024-001"},
+            status="success",
+            start=0,
+            end=0,
+            turn=1,
+        )
+    )
+    assert "Action: compute_discount" in (simulator.reply(name, tools_mode=False).content or "")
+    decisions = simulator.decisions(name)
+    assert [d.position for d in decisions] == [0, 0, 1]
+    assert [d.stalled for d in decisions] == [False, True, False]
+
+
+def test_react_text_without_tools_and_tool_calls_with_them(served: tuple[Simulator, str]) -> None:
+    _, url = served
+    text = chat(url, model_name(SEED_TASK_ID, 0, "react")).invoke([HumanMessage("go")])
+    assert text.text.startswith("Thought:") and "Action Input:" in text.text
+    tool_schema = {"type": "function", "function": {"name": "query_order", "parameters": {}}}
+    model = chat(url, model_name(SEED_TASK_ID, 0, "native")).bind_tools([tool_schema])
+    reply = model.invoke([HumanMessage("go")])
+    assert reply.tool_calls[0]["name"] == "query_order"
+    assert reply.tool_calls[0]["args"] == {"order_id": "ORD-2024-001"}
+    assert reply.usage_metadata and reply.usage_metadata["total_tokens"] > 0
+
+
+def test_streamed_replies_carry_usage_on_the_last_chunk(served: tuple[Simulator, str]) -> None:
+    _, url = served
+    plain = chat(url, model_name(SEED_TASK_ID, 0, "plain")).invoke([HumanMessage("go")])
+    streamed_model = chat(
+        url, model_name(SEED_TASK_ID, 0, "sse"), streaming=True, stream_usage=True
+    )
+    chunks = list(streamed_model.stream([HumanMessage("go")]))
+    text = "".join(c.text for c in chunks)
+    assert text == plain.text and len(chunks) > 3
+    usage = [c.usage_metadata for c in chunks if c.usage_metadata]
+    assert usage and usage[-1] == plain.usage_metadata
+    with httpx.Client() as client:
+        body = {
+            "model": model_name(SEED_TASK_ID, 0, "raw"),
+            "stream": True,
+            "messages": [{"role": "user", "content": "go"}],
+        }
+        lines = client.post(f"{url}/chat/completions", json=body).text.strip().splitlines()
+    events = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
+    assert lines[-1] == "data: [DONE]" and all("usage" not in e for e in events)
+
+
+def test_temperature_and_sampling_do_not_change_what_it_says(by_id: dict[str, Scenario]) -> None:
+    scenario = by_id[SEED_TASK_ID]
+    replies = []
+    for temperature in (0.0, 0.7, 1.5):
+        simulator = Simulator([scenario], seed=4, faults=FaultModel(fault_rate=0.9))
+        name = model_name(scenario.id, 2, f"t{temperature}")
+        replies.append([simulator.reply(name, tools_mode=False).content for _ in range(6)])
+    assert replies[0] == replies[1] == replies[2]
+
+
+def test_tokenize_unknown_models_and_stop_sequences(served: tuple[Simulator, str]) -> None:
+    _, url = served
+    root = url.removesuffix("/v1")
+    with httpx.Client() as client:
+        counted = client.post(f"{root}/tokenize", json={"prompt": "hello world"}).json()
+        assert counted["count"] == len(counted["tokens"]) == 2
+        missing = client.post(
+            f"{url}/chat/completions",
+            json={"model": "gpt-4o", "messages": [{"role": "user", "content": "x"}]},
+        )
+        assert missing.status_code == 404 and "sim:<scenario id>" in missing.text
+        cut = client.post(
+            f"{url}/chat/completions",
+            json={
+                "model": model_name(SEED_TASK_ID, 0, "stop"),
+                "stop": ["\nAction Input"],
+                "messages": [{"role": "user", "content": "x"}],
+            },
+        ).json()
+    assert cut["choices"][0]["message"]["content"].endswith("Action: query_order")
+
+
+def run_agent(
+    agent: str, scenario: Scenario, simulator: Simulator, url: str, worlds: WorldFactory, tag: str
+) -> Any:
+    name = model_name(scenario.id, 1, tag)
+    settings = ChatSettings(base_url=url, model=name, tool_listener=simulator.listener(name))
+    with worlds.fresh() as world:
+        prepare(world, scenario)
+        record = make_agent(agent).run(scenario, world, settings, trial=1)
+    return record, simulator.decisions(name)
+
+
+def test_same_seed_same_faults_for_every_agent(
+    by_id: dict[str, Scenario], worlds: WorldFactory
+) -> None:
+    """Every agent meets the same draws at each call index; equal states, equal faults."""
+    scenario = by_id["multi-find-pay-01"]
+    simulator = Simulator(
+        [scenario],
+        seed=5,
+        faults=FaultModel(fault_rate=0.5, recovery=0.5),
+        latency=LatencyModel.instant(),
+    )
+    with SimulatorServer(simulator) as server:
+        logs = {
+            agent: run_agent(agent, scenario, simulator, server.base_url, worlds, agent)[1]
+            for agent in ("tether", "agent_executor", "create_agent")
+        }
+        again, again_log = run_agent(
+            "tether", scenario, simulator, server.base_url, worlds, "again"
+        )
+    assert any(d.fault for log in logs.values() for d in log)  # the test exercises faults
+    for log in logs.values():
+        for d in log:
+            expected = draw(5, scenario.id, 1, d.index)
+            assert (d.u_fault, d.u_kind) == (expected.u_fault, expected.u_kind)
+    # each fault is a pure function of the draw and the plan's state, nothing agent-specific
+    for log in logs.values():
+        for d in log:
+            planned = d.planned == "action"
+            applicable = applicable_faults(
+                planned_call=planned,
+                has_previous=d.position > 0,
+                has_arguments=planned and bool(scenario.gold_actions[d.position].arguments),
+            )
+            turn = draw(5, scenario.id, 1, d.index)
+            assert (
+                decide(simulator.faults, turn, stalled=d.stalled, applicable=applicable) == d.fault
+            )
+    firsts = {(log[0].stalled, log[0].position, log[0].fault) for log in logs.values()}
+    assert len(firsts) == 1  # the first turn is the same state for all, so the same fault
+    # the same agent with the same seed meets exactly the same faults again
+    assert [(d.index, d.fault, d.position) for d in again_log] == [
+        (d.index, d.fault, d.position) for d in logs["tether"]
+    ]
+    assert again.termination is not None
