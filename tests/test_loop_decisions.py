@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.messages import AIMessage
 
 from tests.scripts import act, broken, final, lookup
-from tether import ToolRegistry, success, tool
+from tether import ToolRegistry, error, success, tool
 
 
 def prompt_of(model: Any, call: int) -> str:
@@ -201,3 +201,15 @@ def test_native_protocol_uses_tool_calls(run_script: Any) -> None:
     assert state["answer"] == "the value of a"
     assert model.calls[0].kwargs["tools"] == ["lookup"]
     assert state["tool_buffer"][0]["result"]["data"] == "value of a"
+
+
+def test_a_tools_own_error_type_still_counts_as_a_failed_step(run_script: Any) -> None:
+    @tool
+    def cancel(order_id: str) -> Any:
+        """Refuses: the order has shipped."""
+        return error("ORD-1 has shipped and cannot be cancelled", error_type="refused")  # type: ignore[arg-type]
+
+    replies = [act("cancel", '{"order_id": "ORD-1"}')] * 2 + [final("x")]
+    state, _ = run_script(replies, tools=[cancel])
+    kinds = [r["kind"] for r in state["history"]]
+    assert kinds == ["tool_error", "tool_error", "final"]

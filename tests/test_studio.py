@@ -53,22 +53,22 @@ def studio() -> Iterator[str]:
 
 
 def assistant_id(studio: str) -> str:
-    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether"}, timeout=10)
+    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether"}, timeout=60)
     return str(found.json()[0]["assistant_id"])
 
 
 def test_graph_is_served_with_readable_nodes_and_editable_settings(studio: str) -> None:
     assistant = assistant_id(studio)
-    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=10).json()
+    drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=60).json()
     nodes = {node["id"] for node in drawn["nodes"]}
     assert {"start", "compose", "think", "act", "approve", "assess", "finish"} <= nodes
-    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=10).json()
+    schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=60).json()
     settings = schemas["context_schema"]["properties"]
     assert {"token_budget", "max_iters", "breaker_failures", "approval_tools"} <= set(settings)
 
 
 def test_the_demo_world_graph_is_served_too(studio: str) -> None:
-    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether-world"}, timeout=10)
+    found = httpx.post(f"{studio}/assistants/search", json={"graph_id": "tether-world"}, timeout=60)
     assert found.json(), "tether-world is not registered"
 
 

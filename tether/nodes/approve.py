@@ -11,7 +11,7 @@ from tether.control.approval import ApprovalError, ApprovalRequest, parse_decisi
 from tether.graph.state import AgentState
 from tether.llm.parsing import fingerprint
 from tether.nodes.deps import Deps
-from tether.tools.envelope import error
+from tether.tools.envelope import LOOP_ORIGIN, error
 
 try:  # where LangGraph keeps the run's checkpointer; absent means interrupts cannot pause
     from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
@@ -54,7 +54,8 @@ def make_approve(deps: Deps) -> Any:
         event = {"step": state["steps"], "event": "approval", "detail": dict(decision)}
         if decision["action"] == "reject":
             message = f"The operator rejected this call: {decision.get('message', '')}"
-            return {"result": error(message, error_type="rejected"), "trace": [event]}
+            result = error(message, error_type="rejected", origin=LOOP_ORIGIN)
+            return {"result": result, "trace": [event]}
         if decision["action"] == "edit":
             arguments = decision["arguments"]
             edited = {

@@ -12,6 +12,7 @@ from tether.llm.prompts import parse_failure_note
 from tether.memory.buffers import ToolResultEntry, windowed
 from tether.nodes.deps import Deps
 from tether.settings import AgentSettings
+from tether.tools.envelope import LOOP_ORIGIN, TOOL_ERROR_TYPES
 
 SUMMARY_CHARS = 300
 
@@ -113,8 +114,17 @@ def classify(state: AgentState, settings: AgentSettings) -> StepRecord:
         )
     if result["status"] == "success":
         return _record(step, "success", f"{proposal['tool']} succeeded", fingerprint)
-    kind = result.get("meta", {}).get("error_type", "tool_error")
-    return _record(step, kind, result.get("message", ""), fingerprint)
+    return _record(step, _error_kind(result), result.get("message", ""), fingerprint)
+
+
+def _error_kind(result: dict[str, Any]) -> str:
+    """The failure kind of an error result. Whatever a tool calls its error, an executed call
+    that failed is a tool error unless it is one of the registry's own kinds."""
+    meta = result.get("meta", {})
+    kind = str(meta.get("error_type", "tool_error"))
+    if meta.get("origin") == LOOP_ORIGIN or kind in TOOL_ERROR_TYPES:
+        return kind
+    return "tool_error"
 
 
 def _record(step: int, kind: Any, summary: str, fingerprint: str | None) -> StepRecord:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.graph.state import AgentState
-from tether.tools.envelope import error
+from tether.tools.envelope import LOOP_ORIGIN, error
 
 
 def refuse(state: AgentState) -> dict[str, Any]:
@@ -16,7 +16,7 @@ def refuse(state: AgentState) -> dict[str, Any]:
         "and was not run again. Use another tool, or change the arguments."
     )
     return {
-        "result": error(message, error_type="refused"),
+        "result": error(message, error_type="refused", origin=LOOP_ORIGIN),
         "trace": [
             {
                 "step": state["steps"],

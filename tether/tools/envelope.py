@@ -14,6 +14,15 @@ ErrorType = Literal[
 ]
 
 
+TOOL_ERROR_TYPES: frozenset[str] = frozenset(
+    {"tool_error", "validation_error", "unknown_tool", "transient"}
+)
+"""What a tool call itself can fail with; "refused" and "rejected" are the loop's own."""
+
+LOOP_ORIGIN = "tether"
+"""``meta.origin`` of results the loop wrote itself (a refused repeat, a rejected call)."""
+
+
 class Envelope(TypedDict):
     status: Literal["success", "error"]
     data: NotRequired[Any]
