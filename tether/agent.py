@@ -11,10 +11,10 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Protocol, cast
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.types import Command
+from langgraph.types import Command, StreamMode
 
 from tether.control.approval import ApprovalError, ApprovalRequest, parse_decision
 from tether.control.runs import RunSummary, list_runs, step_lines
@@ -24,6 +24,13 @@ from tether.graph.builder import build_graph
 from tether.graph.rules import Rule
 from tether.settings import AgentSettings
 from tether.tools.registry import ToolRegistry
+
+
+class RunObserver(Protocol):
+    """Watches a run live: node updates (with their trace events) and model tokens."""
+
+    def update(self, chunk: dict[str, Any]) -> None: ...
+    def token(self, text: str) -> None: ...
 
 
 class UnknownRunError(TetherError, KeyError):
@@ -84,14 +91,14 @@ class Agent:
         *,
         thread_id: str | None = None,
         context: dict[str, Any] | None = None,
-        on_update: Callable[[dict[str, Any]], None] | None = None,
+        observer: RunObserver | None = None,
     ) -> RunResult:
         """Start a new run on a new (or given, unused) thread."""
         thread_id = thread_id or uuid.uuid4().hex
         if self._snapshot(thread_id).values:
             raise TetherError(f"thread {thread_id!r} already holds a run: resume it instead")
         self.store.cancels.clear(thread_id)
-        return self._drive({"task": task}, thread_id, context, on_update)
+        return self._drive({"task": task}, thread_id, context, observer)
 
     def resume(
         self,
@@ -99,7 +106,7 @@ class Agent:
         answer: Any = None,
         *,
         context: dict[str, Any] | None = None,
-        on_update: Callable[[dict[str, Any]], None] | None = None,
+        observer: RunObserver | None = None,
     ) -> RunResult:
         """Continue a saved run: answer its approval request, or pick up after a crash.
 
@@ -112,12 +119,12 @@ class Agent:
             if answer is None:
                 raise ApprovalError(f"run {thread_id} is waiting for approval of {pending['tool']}")
             self._check_answer(pending, answer)
-            return self._drive(Command(resume=answer), thread_id, context, on_update)
+            return self._drive(Command(resume=answer), thread_id, context, observer)
         if answer is not None:
             raise ApprovalError(f"run {thread_id} is not waiting for approval")
         if snapshot.values.get("status", "running") != "running":
             return RunResult(thread_id, dict(snapshot.values))  # already finished
-        return self._drive(None, thread_id, context, on_update)
+        return self._drive(None, thread_id, context, observer)
 
     def cancel(self, thread_id: str, reason: str = "stopped by the operator") -> None:
         """Ask a run (possibly in another process) to stop before its next model call."""
@@ -169,23 +176,35 @@ class Agent:
         payload: Any,
         thread_id: str,
         context: dict[str, Any] | None,
-        on_update: Callable[[dict[str, Any]], None] | None,
+        observer: RunObserver | None,
     ) -> RunResult:
-        for update in self._stream(payload, thread_id, context):
-            if on_update:
-                on_update(update)
+        modes: list[StreamMode] = ["updates", "messages"] if observer else ["updates"]
+        for mode, chunk in self._stream(payload, thread_id, context, modes):
+            if observer is None:
+                continue
+            if mode == "updates":
+                observer.update(chunk)
+            else:
+                message, meta = chunk
+                if meta.get("langgraph_node") == "think" and message.text:
+                    observer.token(message.text)
         snapshot = self._snapshot(thread_id)
         return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
 
     def _stream(
-        self, payload: Any, thread_id: str, context: dict[str, Any] | None
-    ) -> Iterator[dict[str, Any]]:
+        self,
+        payload: Any,
+        thread_id: str,
+        context: dict[str, Any] | None,
+        modes: list[StreamMode],
+    ) -> Iterator[tuple[str, Any]]:
         config: Any = self._config(thread_id)
         # "sync": each step is on disk before the next starts, so a crash loses at most the
         # step in flight (and side-effecting tools are idempotent per run id).
-        yield from self.graph.stream(
-            payload, config, context=context, stream_mode="updates", durability="sync"
-        )
+        chunks: Iterator[tuple[str, Any]] = self.graph.stream(
+            payload, config, context=context, stream_mode=modes, durability="sync"
+        )  # with a list of modes, LangGraph yields (mode, chunk) pairs
+        yield from chunks
 
 
 def _pending(snapshot: Any) -> ApprovalRequest | None:

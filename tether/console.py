@@ -31,6 +31,12 @@ class TracePrinter:
     def __init__(self, console: Console | None = None) -> None:
         self.console = console or Console(highlight=False)
         self.tokens = 0
+        self._streaming = False
+
+    def token(self, text: str) -> None:
+        """Model output as it arrives (dim); the parsed step is printed when the call ends."""
+        self.console.print(escape(text), end="", style="dim", soft_wrap=True)
+        self._streaming = True
 
     def update(self, chunk: dict[str, Any]) -> None:
         """A LangGraph ``updates`` chunk: print the trace events the nodes added."""
@@ -53,6 +59,9 @@ class TracePrinter:
         self.console.print(f"[bold]task[/bold] {escape(detail['task'])}")
 
     def _on_model_call(self, step: int, detail: dict[str, Any]) -> None:
+        if self._streaming:
+            self.console.print()
+            self._streaming = False
         self.tokens += detail["usage"]["total_tokens"]
         source = "" if detail.get("usage_source") == "server" else ", counted locally"
         self.console.print(

@@ -63,11 +63,10 @@ def run(
             agent = Agent(settings, store=run_store, registry=toolset.registry())
             printer = None if as_json else TracePrinter()
             context = {k: v for k, v in limits.items() if v} or None
-            on_update = printer.update if printer else None
             if task is not None:
-                result = agent.run(task, thread_id=thread, context=context, on_update=on_update)
+                result = agent.run(task, thread_id=thread, context=context, observer=printer)
             elif thread is not None:
-                result = agent.resume(thread, context=context, on_update=on_update)
+                result = agent.resume(thread, context=context, observer=printer)
             else:
                 raise TetherError("give a TASK, or --thread ID to resume a saved run")
             while result.pending is not None:
@@ -79,7 +78,7 @@ def run(
                         f"{result.thread_id} (add --yes to approve)"
                     )
                     raise typer.Exit(EXIT_WAITING)
-                result = agent.resume(result.thread_id, answer, on_update=on_update)
+                result = agent.resume(result.thread_id, answer, observer=printer)
     except (TetherError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from exc

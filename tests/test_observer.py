@@ -1,0 +1,49 @@
+"""A run can be watched live: node updates with their trace events, and model tokens."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from tests.scripts import act, final, lookup
+from tether import AgentSettings, ToolRegistry
+from tether.agent import Agent
+from tether.control.store import open_run_store
+from tether.testing import ScriptedChatModel
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[str] = []
+        self.tokens: list[str] = []
+
+    def update(self, chunk: dict[str, Any]) -> None:
+        for update in chunk.values():
+            self.events += [e["event"] for e in (update or {}).get("trace", [])]
+
+    def token(self, text: str) -> None:
+        self.tokens.append(text)
+
+
+def test_observer_sees_events_in_order_and_the_models_text(tmp_path: Path) -> None:
+    replies = [act("lookup", '{"key": "a"}'), final("value of a")]
+    with open_run_store(tmp_path / "runs.sqlite") as store:
+        agent = Agent(
+            AgentSettings(),
+            store=store,
+            registry=ToolRegistry([lookup]),
+            model=ScriptedChatModel(responses=replies),
+        )
+        recorder = Recorder()
+        result = agent.run("look up a", observer=recorder)
+    assert result.status == "completed"
+    assert recorder.events == [
+        "start",
+        "model_call",
+        "tool_call",
+        "decision",
+        "model_call",
+        "decision",
+        "finish",
+    ]
+    assert "".join(recorder.tokens) == "".join(replies)
