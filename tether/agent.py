@@ -201,10 +201,10 @@ class Agent:
         config: Any = self._config(thread_id)
         # "sync": each step is on disk before the next starts, so a crash loses at most the
         # step in flight (and side-effecting tools are idempotent per run id).
-        chunks: Iterator[tuple[str, Any]] = self.graph.stream(
+        chunks = self.graph.stream(
             payload, config, context=context, stream_mode=modes, durability="sync"
-        )  # with a list of modes, LangGraph yields (mode, chunk) pairs
-        yield from chunks
+        )
+        yield from cast(Iterator[tuple[str, Any]], chunks)  # a list of modes yields pairs
 
 
 def _pending(snapshot: Any) -> ApprovalRequest | None:
