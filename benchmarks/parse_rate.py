@@ -3,8 +3,10 @@
 Each sample is one real model call made by tether's own graph (``max_iters=1``) on the design
 note's task, with the three seed tools (query_order, compute_discount, pay_order) from the
 demo world. A sample counts as *parsed* when tether read an action or a final answer from
-the reply, and as *valid* when it is a final answer or a call whose tool exists and whose
-arguments pass the tool's schema.
+the reply, as a *tool call* when that was an action, and as *valid* when it is a final answer
+or a call whose tool exists and whose arguments pass the tool's schema. SmolLM2's chat
+template has no tool support, so under ``native`` it answers in plain text, which that
+protocol reads as a final answer: parsed, but no tool is ever called.
 
     uv run python benchmarks/parse_rate.py                 # 20 calls per protocol
     uv run python benchmarks/parse_rate.py --calls 30 --protocols react,json_schema
@@ -41,7 +43,12 @@ def sample(protocol: str, registry: ToolRegistry, max_tokens: int) -> dict[str, 
         proposal.get("kind") == "action"
         and registry.check_arguments(proposal["tool"], proposal["arguments"]) is None
     )
-    return {"kind": record["kind"], "parsed": proposal.get("kind") != "invalid", "valid": valid}
+    return {
+        "kind": record["kind"],
+        "parsed": proposal.get("kind") != "invalid",
+        "action": proposal.get("kind") == "action",
+        "valid": valid,
+    }
 
 
 def main() -> None:
@@ -62,16 +69,17 @@ def main() -> None:
             kinds = Counter(r["kind"] for r in results)
             parsed = sum(r["parsed"] for r in results)
             valid = sum(r["valid"] for r in results)
-            rows.append((protocol, parsed, valid, args.calls, seconds, dict(kinds)))
+            actions = sum(r["action"] for r in results)
+            rows.append((protocol, parsed, actions, valid, args.calls, seconds, dict(kinds)))
             print(
                 f"{protocol}: parsed {parsed}/{args.calls}, valid {valid}/{args.calls}", flush=True
             )
 
-    print("\n| protocol | parsed | valid step | calls | seconds | step kinds |")
+    print("\n| protocol | parsed | tool calls | valid step | seconds | step kinds |")
     print("|---|---:|---:|---:|---:|---|")
-    for protocol, parsed, valid, calls, seconds, kinds in rows:
+    for protocol, parsed, actions, valid, calls, seconds, kinds in rows:
         print(
-            f"| `{protocol}` | {parsed}/{calls} | {valid}/{calls} | {calls} "
+            f"| `{protocol}` | {parsed}/{calls} | {actions}/{calls} | {valid}/{calls} "
             f"| {seconds:.0f} | {kinds} |"
         )
 
