@@ -81,8 +81,10 @@ def test_a_run_splits_into_steps_model_tool_and_overhead_time() -> None:
         wall=2.5,
     )
     assert run.step_latencies() == pytest.approx([0.9, 1.0, 0.5])
-    # step 0: 0.9 - 0.5 model - 0.2 tool; step 1: 1.0 - 0.3 - 0.3; step 2: 0.5 - 0.2
-    assert run.step_overheads() == pytest.approx([0.2, 0.4, 0.3])
+    # step 1 waited 0.1 s between its failed attempt and the retry (backoff)
+    assert run.retry_waits() == pytest.approx([0.0, 0.1, 0.0])
+    # step 0: 0.9 - 0.5 model - 0.2 tool; step 1: 1.0 - 0.3 - 0.3 - 0.1; step 2: 0.5 - 0.2
+    assert run.step_overheads() == pytest.approx([0.2, 0.3, 0.3])
     assert run.tool_turns() == (2, 2)  # the last call was the final answer
     assert (run.total_tokens, run.input_tokens, run.output_tokens) == (300, 270, 30)
 

@@ -9,7 +9,7 @@
   turns, and only the final answer that ended a run is not a tool turn.
 * per-step latency: a step runs from one model call's start to the next one's (or the run's
   end); mean, p50 and p95 over all steps. Framework overhead per step: the step's time minus
-  time inside the model and inside tools.
+  time inside the model, inside tools and waiting between retries of a tool call.
 * steps to termination (model calls), tool calls and server-reported tokens, per run.
 """
 
@@ -89,6 +89,7 @@ class AgentMetrics(BaseModel):
     usage_reported_share: float
     mean_model_s_per_step: float
     mean_tool_s_per_step: float
+    mean_retry_wait_s_per_step: float
     mean_overhead_s_per_step: float
     terminations: dict[str, int]
     success_by_category: dict[str, float]
@@ -146,6 +147,7 @@ def agent_metrics(agent: str, records: Sequence[RunRecord]) -> AgentMetrics:
         usage_reported_share=(sum(c.usage_reported for c in calls) / len(calls)) if calls else 0.0,
         mean_model_s_per_step=sum(r.model_s for r in runs) / n_steps if n_steps else 0.0,
         mean_tool_s_per_step=sum(r.tool_s for r in runs) / n_steps if n_steps else 0.0,
+        mean_retry_wait_s_per_step=_mean(w for r in runs for w in r.retry_waits()),
         mean_overhead_s_per_step=_mean(overheads),
         terminations=dict(sorted(Counter(r.termination for r in runs).items())),
         success_by_category={c: sum(v) / len(v) for c, v in sorted(by_category.items())},

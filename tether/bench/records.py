@@ -6,6 +6,7 @@ and a recording tool registry), so no agent's numbers come from its own bookkeep
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -118,14 +119,23 @@ class RunRecord(BaseModel):
         ends = [*starts[1:], self.wall_s]
         return [max(0.0, end - start) for start, end in zip(starts, ends, strict=True)]
 
+    def retry_waits(self) -> list[float]:
+        """Per step: time between attempts at its tool calls (backoff before a retry)."""
+        waits = []
+        for turn in range(len(self.model_calls)):
+            calls = sorted((t for t in self.tool_calls if t.turn == turn), key=lambda t: t.start)
+            waits.append(sum(max(0.0, b.start - a.end) for a, b in itertools.pairwise(calls)))
+        return waits
+
     def step_overheads(self) -> list[float]:
-        """Per step: its time minus time inside the model and inside tools (framework cost)."""
+        """Per step: its time minus time inside the model, inside tools and waiting between
+        retries: what the framework itself spends (prompt building, parsing, state)."""
         overheads = []
-        for turn, (call, latency) in enumerate(
-            zip(self.model_calls, self.step_latencies(), strict=True)
+        for turn, (call, latency, wait) in enumerate(
+            zip(self.model_calls, self.step_latencies(), self.retry_waits(), strict=True)
         ):
             tools = sum(t.seconds for t in self.tool_calls if t.turn == turn)
-            overheads.append(max(0.0, latency - call.seconds - tools))
+            overheads.append(max(0.0, latency - call.seconds - tools - wait))
         return overheads
 
     def tool_turns(self) -> tuple[int, int]:
