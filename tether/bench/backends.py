@@ -209,6 +209,8 @@ class BackendSpec:
         return UrlBackend(self.url or "", self.model or default)
 
     def as_url(self, running: Backend) -> BackendSpec:
-        """A URL spec pointing at an already running backend (for worker processes)."""
-        session = running.session("", 0, "")
-        return replace(self, kind="url", url=session.base_url, model=session.model)
+        """A URL spec for a started local server, so worker processes share it."""
+        if not isinstance(running, LocalBackend):
+            raise TypeError("only a local backend is shared between worker processes")
+        server = running.server
+        return replace(self, kind="url", url=server.base_url, model=server.model_name or "local")

@@ -100,7 +100,7 @@ def markdown(result: BenchResult) -> str:
         ("Mean tool calls per run", [f"{m.mean_tool_calls:.2f}" for m in metrics]),
         ("Mean total tokens per run", [f"{m.mean_total_tokens:,.0f}" for m in metrics]),
         (
-            "Framework overhead per step",
+            "Framework overhead per step (under this run's load)",
             [f"{1000 * m.mean_overhead_s_per_step:.1f} ms" for m in metrics],
         ),
         ("Runs (scenarios x trials)", [f"{m.runs} ({m.scenarios} x {m.trials})" for m in metrics]),
@@ -206,7 +206,7 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     right.set_title("Mean total tokens per run")
     save(fig, "steps_tokens.png")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8, 4))
     kinds = sorted({k for m in items for k in m.terminations})
     bottom = [0.0] * len(items)
     for kind in kinds:
@@ -215,7 +215,7 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
         bottom = [b + v for b, v in zip(bottom, values, strict=True)]
     ax.set_ylabel("% of runs")
     ax.set_title("How runs ended")
-    ax.legend(fontsize="small")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
     save(fig, "terminations.png")
 
     if any(len(m.pass_hat_k) > 1 for m in items):

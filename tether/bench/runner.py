@@ -222,25 +222,32 @@ def run_one(
         http_client=client,
         tool_listener=session.listener,
     )
-    with worlds.fresh() as world:
-        try:
-            prepare(world, scenario)
-        except Exception as exc:  # a broken scenario fails its run, loudly, not the benchmark
-            record = RunRecord(
-                agent=agent.name,
-                scenario_id=scenario.id,
-                category=scenario.category,
-                trial=trial,
-                termination="error",
-                termination_reason=f"setup failed: {exc}",
-                wall_s=0.0,
-            )
-            record.verdict = Verdict(passed=False, failures=[f"setup failed: {exc}"])
-            return record
-        record = agent.run(scenario, world, chat, trial=trial)
-        record.verdict = judge.judge(scenario, record, world)
-    record.extra.update(backend.finish(session))
+    try:
+        with worlds.fresh() as world:
+            try:
+                prepare(world, scenario)
+            except Exception as exc:  # a broken scenario fails its run, loudly, not the bench
+                return _setup_failure(agent.name, scenario, trial, exc)
+            record = agent.run(scenario, world, chat, trial=trial)
+            record.verdict = judge.judge(scenario, record, world)
+    finally:
+        extra = backend.finish(session)
+    record.extra.update(extra)
     return record
+
+
+def _setup_failure(agent: str, scenario: Scenario, trial: int, exc: Exception) -> RunRecord:
+    reason = f"setup failed: {exc}"
+    return RunRecord(
+        agent=agent,
+        scenario_id=scenario.id,
+        category=scenario.category,
+        trial=trial,
+        termination="error",
+        termination_reason=reason,
+        wall_s=0.0,
+        verdict=Verdict(passed=False, failures=[reason]),
+    )
 
 
 class _progress:

@@ -8,7 +8,6 @@ termination happen here, identically for every agent.
 
 from __future__ import annotations
 
-import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +21,8 @@ from tether.bench.instrument import RecordingRegistry, RunRecorder, ToolListener
 from tether.bench.records import Outcome, RunRecord
 from tether.bench.scenarios import Scenario
 from tether.toolsets import World
+
+Sleep = Callable[[float], None]
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,3 @@ class BenchAgent(ABC):
         chat: ChatSettings,
     ) -> Outcome:
         """Run the agent on ``scenario.task`` to its end; ``model`` is built from ``chat``."""
-
-
-Sleep = Callable[[float], None]
-DEFAULT_SLEEP: Sleep = time.sleep
