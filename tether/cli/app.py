@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 
+from tether.bench.cli import bench
 from tether.cli.runs import runs_app
 from tether.console import TracePrinter
 from tether.errors import TetherError
@@ -18,6 +19,7 @@ from tether.world.cli import world_app
 app = typer.Typer(help="Run tool-calling agents under control.", no_args_is_help=True)
 app.add_typer(runs_app, name="runs", help="Saved runs: list, show, cancel.")
 app.add_typer(world_app, name="world", help="The demo world: orders, payments, calculators.")
+app.command("bench")(bench)
 err = Console(stderr=True, highlight=False)
 
 EXIT_COMPLETED, EXIT_STOPPED, EXIT_ERROR, EXIT_WAITING = 0, 1, 2, 3
