@@ -12,10 +12,10 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
-def test_notebook_runs(path: Path, tmp_path: Path) -> None:
+def test_notebook_runs(path: Path) -> None:
     book = nbformat.read(path, as_version=4)
     NotebookClient(
-        book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+        book, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
     ).execute()
     errors = [
         output
