@@ -62,6 +62,9 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     assert passed, (record.termination, record.termination_reason, record.answer)
     assert [c.tool for c in record.tool_calls] == [a.tool for a in scenario.gold_actions]
     assert record.steps == len(scenario.gold_actions) + 1
+    assert [c.asked_tool for c in record.model_calls] == [True] * len(scenario.gold_actions) + [
+        False
+    ]
     assert record.usage_complete and record.total_tokens > 0
     assert all(c.status == "success" for c in record.tool_calls)
 

@@ -101,6 +101,15 @@ def test_tool_call_success_counts_unparseable_turns_as_failures() -> None:
     assert run.tool_turns() == (4, 1)  # cut off: every turn asked for a tool
 
 
+def test_a_run_ending_on_an_unparsable_tool_call_counts_it_as_a_failed_turn() -> None:
+    calls = [call(0, 1), call(1, 2)]
+    calls[1].asked_tool = True  # e.g. invalid JSON arguments that the agent took as its answer
+    run = record("s", False, calls=calls, tools=[tool(0, 0.5, 0.6)], wall=2.0)
+    assert run.tool_turns() == (2, 1)
+    calls[1].asked_tool = False  # a plain-text answer is not a tool turn
+    assert run.tool_turns() == (1, 1)
+
+
 def test_agent_metrics_aggregate_hand_made_runs() -> None:
     runs = [
         record(

@@ -6,6 +6,7 @@ framework overhead add up. Tool calls are attributed to the model call that prec
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -13,6 +14,7 @@ from typing import Any
 from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
@@ -22,6 +24,7 @@ from tether.tools.envelope import Envelope
 from tether.tools.registry import ToolRegistry
 
 ToolListener = Callable[[ToolCall], None]
+_ACTION_LINE = re.compile(r"^\s*Action\s*[:：]", re.MULTILINE)
 
 
 class RunRecorder(BaseCallbackHandler):
@@ -65,6 +68,7 @@ class RunRecorder(BaseCallbackHandler):
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
         end = self.now()
         usage = _usage(response)
+        asked = _asked_tool(response)
         with self._lock:
             start = self._open.pop(run_id, end)
             self.model_calls.append(
@@ -75,6 +79,7 @@ class RunRecorder(BaseCallbackHandler):
                     output_tokens=usage[1],
                     total_tokens=usage[2],
                     usage_reported=usage[2] > 0,
+                    asked_tool=asked,
                 )
             )
 
@@ -128,6 +133,20 @@ def _usage(response: LLMResult) -> tuple[int, int, int]:
             int(token_usage["total_tokens"]),
         )
     return 0, 0, 0
+
+
+def _asked_tool(response: LLMResult) -> bool:
+    """The reply tried to call a tool: tool calls (even unparsable ones) or an Action line."""
+    for generations in response.generations:
+        for generation in generations:
+            message = getattr(generation, "message", None)
+            if isinstance(message, AIMessage) and (
+                message.tool_calls or message.invalid_tool_calls
+            ):
+                return True
+            if _ACTION_LINE.search(generation.text or ""):
+                return True
+    return False
 
 
 class RecordingRegistry(ToolRegistry):

@@ -26,6 +26,11 @@ class ModelCall(BaseModel):
     output_tokens: int = 0
     total_tokens: int = 0
     usage_reported: bool = Field(False, description="The server reported usage for this call.")
+    asked_tool: bool = Field(
+        False,
+        description="The reply tried to call a tool (a tool call, parsable or not, or an "
+        "Action line).",
+    )
     error: str | None = None
 
     @property
@@ -142,14 +147,19 @@ class RunRecord(BaseModel):
         """(turns that asked for a tool, those that got a valid, successful call).
 
         A turn asked for a tool unless it was the final answer that ended the run, so a reply
-        that could not be parsed counts as a failed tool turn. It succeeded when a call made
-        for it came back successful (after in-place retries, if the agent retries).
+        that could not be parsed counts as a failed tool turn; a run-ending reply that itself
+        tried to call a tool (an unparsable tool call an agent took for an answer) counts too.
+        A turn succeeded when a call made for it came back successful (after in-place retries,
+        if the agent retries).
         """
-        turns = len(self.model_calls)
-        if self.termination == "completed" and turns:
-            turns -= 1  # the last reply was the final answer
-        ok = {t.turn for t in self.tool_calls if t.status == "success" and t.turn < turns}
-        return turns, len(ok)
+        calls = self.model_calls
+        asked = [
+            i
+            for i, call in enumerate(calls)
+            if call.asked_tool or not (self.termination == "completed" and i == len(calls) - 1)
+        ]
+        ok = {t.turn for t in self.tool_calls if t.status == "success"}
+        return len(asked), len(ok & set(asked))
 
     def summary(self) -> dict[str, Any]:
         """The derived numbers, for results.json."""
