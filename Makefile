@@ -9,8 +9,10 @@ setup:
 		|| python3 -m pip install --quiet "uv>=0.9"
 	$(UV) sync --locked --all-extras --quiet
 
+# tether run exits 1 when a run ends with a status other than completed (SmolLM2 often
+# trips the breaker): that is the loop working, so only errors (2) fail this target.
 run: setup
-	$(UV) run tether run --protocol json_schema "$(TASK)"
+	$(UV) run tether run --protocol json_schema "$(TASK)"; code=$$?; [ $$code -ne 2 ] || exit $$code
 
 lint: setup
 	$(UV) run ruff check .
