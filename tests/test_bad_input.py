@@ -69,3 +69,12 @@ def test_missing_gguf_is_a_clear_error_before_any_call(tmp_path: Path) -> None:
     graph = build_graph(AgentSettings(gguf_path=str(missing)), registry=ToolRegistry())
     with pytest.raises(ModelServerError, match=r"nope\.gguf"):
         graph.invoke({"task": "t"})
+
+
+def test_bad_environment_fails_the_run_not_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TETHER_MAX_ITERS", "0")
+    model = ScriptedChatModel(responses=["Thought: x\nFinal Answer: y"])
+    graph = build_graph(model=model)  # compiling reads no settings yet
+    with pytest.raises(SettingsError, match="max_iters"):
+        graph.invoke({"task": "t"})
+    assert model.calls == []

@@ -27,7 +27,7 @@ from tether.nodes.finish import finish
 from tether.nodes.refuse import refuse
 from tether.nodes.start import make_start
 from tether.nodes.think import make_think
-from tether.settings import AgentSettings, RunSettings, load_settings
+from tether.settings import AgentSettings, RunSettings
 from tether.tools.registry import ToolRegistry
 
 
@@ -51,7 +51,7 @@ def build_graph(
     another process stop a run between steps (see tether.control).
     """
     deps = Deps(
-        settings=settings or load_settings(),
+        settings=settings,
         registry=registry if registry is not None else ToolRegistry(),
         counter=counter,
         rules=(*DEFAULT_RULES, *rules),

@@ -17,7 +17,7 @@ from tether.graph.rules import Rule
 from tether.llm.model import make_chat_model
 from tether.llm.server_tokens import ServerTokenCounter
 from tether.memory.tokens import TiktokenCounter, TokenCounter
-from tether.settings import AgentSettings, resolve_settings
+from tether.settings import AgentSettings, load_settings, resolve_settings
 from tether.tools.registry import ToolRegistry
 
 MODEL_FIELDS = (
@@ -35,7 +35,7 @@ MODEL_FIELDS = (
 class Deps:
     """Shared by the nodes of one compiled graph."""
 
-    settings: AgentSettings
+    settings: AgentSettings | None  # None: defaults and TETHER_* variables, read at first use
     registry: ToolRegistry
     rules: Sequence[Rule]
     counter: TokenCounter | None = None
@@ -50,6 +50,8 @@ class Deps:
 
     def settings_for(self, runtime: Runtime[Any] | None) -> AgentSettings:
         """The graph's settings with this run's context overrides applied."""
+        if self.settings is None:
+            self.settings = load_settings()  # raises SettingsError inside the run, not at import
         return resolve_settings(self.settings, runtime.context if runtime else None)
 
     def model_for(self, settings: AgentSettings) -> BaseChatModel:
