@@ -13,31 +13,37 @@ Programmatic use::
 The command is :func:`tether.bench.cli.bench` (also as the Typer app ``bench_app``).
 """
 
-from tether.bench.backends import BackendSpec
-from tether.bench.judge import Judge, judge_run
-from tether.bench.metrics import AgentMetrics, agent_metrics
-from tether.bench.records import ModelCall, Outcome, RunRecord, ToolCall, Verdict
-from tether.bench.report import write_report
-from tether.bench.runner import BenchResult, RunPlan, run_benchmark, run_in_processes
-from tether.bench.scenarios import Scenario, ScenarioFileError, load_scenarios
+from __future__ import annotations
 
-__all__ = [
-    "AgentMetrics",
-    "BackendSpec",
-    "BenchResult",
-    "Judge",
-    "ModelCall",
-    "Outcome",
-    "RunPlan",
-    "RunRecord",
-    "Scenario",
-    "ScenarioFileError",
-    "ToolCall",
-    "Verdict",
-    "agent_metrics",
-    "judge_run",
-    "load_scenarios",
-    "run_benchmark",
-    "run_in_processes",
-    "write_report",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "AgentMetrics": "tether.bench.metrics",
+    "BackendSpec": "tether.bench.backends",
+    "BenchResult": "tether.bench.runner",
+    "Judge": "tether.bench.judge",
+    "ModelCall": "tether.bench.records",
+    "Outcome": "tether.bench.records",
+    "RunPlan": "tether.bench.runner",
+    "RunRecord": "tether.bench.records",
+    "Scenario": "tether.bench.scenarios",
+    "ScenarioFileError": "tether.bench.scenarios",
+    "ToolCall": "tether.bench.records",
+    "Verdict": "tether.bench.records",
+    "agent_metrics": "tether.bench.metrics",
+    "judge_run": "tether.bench.judge",
+    "load_scenarios": "tether.bench.scenarios",
+    "run_benchmark": "tether.bench.runner",
+    "run_in_processes": "tether.bench.runner",
+    "write_report": "tether.bench.report",
+}
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import on first use, so mounting the command costs the CLI no start-up time."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tether.bench' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
