@@ -130,6 +130,19 @@ def test_streamed_replies_carry_usage_on_the_last_chunk(served: tuple[Simulator,
     assert lines[-1] == "data: [DONE]" and all("usage" not in e for e in events)
 
 
+def test_streamed_tool_calls_arrive_whole(served: tuple[Simulator, str]) -> None:
+    _, url = served
+    tool_schema = {"type": "function", "function": {"name": "query_order", "parameters": {}}}
+    model = chat(url, model_name(SEED_TASK_ID, 0, "sse-tools"), streaming=True, stream_usage=True)
+    chunks = list(model.bind_tools([tool_schema]).stream([HumanMessage("go")]))
+    whole = chunks[0]
+    for chunk in chunks[1:]:
+        whole += chunk
+    assert whole.tool_calls[0]["name"] == "query_order"  # type: ignore[attr-defined]
+    assert whole.tool_calls[0]["args"] == {"order_id": "ORD-2024-001"}  # type: ignore[attr-defined]
+    assert whole.usage_metadata and whole.usage_metadata["output_tokens"] > 1
+
+
 def test_temperature_and_sampling_do_not_change_what_it_says(by_id: dict[str, Scenario]) -> None:
     scenario = by_id[SEED_TASK_ID]
     replies = []
