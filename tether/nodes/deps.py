@@ -65,8 +65,8 @@ class Deps:
             return self._models[key]
 
     def counter_for(self, settings: AgentSettings) -> TokenCounter:
-        """The serving model's own tokenizer (``/tokenize``) when tether built the model from
-        the settings; tiktoken for a model passed in; or the counter given to build_graph."""
+        """The counter given to build_graph; else the server's own tokenizer (``/tokenize``)
+        for any OpenAI-compatible model (built or passed in); else tiktoken."""
         if self.counter is not None:
             return self.counter
         base_url = getattr(self.model_for(settings), "openai_api_base", None)
