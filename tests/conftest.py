@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph
-from tether.testing import ScriptedChatModel
+from tether.testing import ScriptedChatModel, run_traced
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +64,9 @@ def sleeps() -> SleepRecorder:
 
 @pytest.fixture
 def run_script(sleeps: SleepRecorder) -> Runner:
-    """Run the graph on a scripted model: run_script(replies, tools=[...], **settings)."""
+    """Run the graph on a scripted model: run_script(replies, tools=[...], **settings).
+
+    The returned state carries the run's streamed trace under ``"trace"`` for convenience."""
 
     def run(
         replies: list[str | AIMessage],
@@ -85,6 +87,7 @@ def run_script(sleeps: SleepRecorder) -> Runner:
             sleep=sleeps,
             seed=7,
         )
-        return graph.invoke({"task": task}), model
+        state, trace = run_traced(graph, {"task": task})
+        return {**state, "trace": trace}, model
 
     return run

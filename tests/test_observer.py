@@ -1,4 +1,5 @@
-"""A run can be watched live: node updates with their trace events, and model tokens."""
+"""A run can be watched live: trace events as they happen, and model tokens; the run store
+keeps the trace."""
 
 from __future__ import annotations
 
@@ -17,9 +18,8 @@ class Recorder:
         self.events: list[str] = []
         self.tokens: list[str] = []
 
-    def update(self, chunk: dict[str, Any]) -> None:
-        for update in chunk.values():
-            self.events += [e["event"] for e in (update or {}).get("trace", [])]
+    def event(self, event: dict[str, Any]) -> None:
+        self.events.append(event["event"])
 
     def token(self, text: str) -> None:
         self.tokens.append(text)
@@ -36,6 +36,7 @@ def test_observer_sees_events_in_order_and_the_models_text(tmp_path: Path) -> No
         )
         recorder = Recorder()
         result = agent.run("look up a", observer=recorder)
+        kept = [e["event"] for e in agent.trace(result.thread_id)]
     assert result.status == "completed"
     assert recorder.events == [
         "start",
@@ -47,3 +48,4 @@ def test_observer_sees_events_in_order_and_the_models_text(tmp_path: Path) -> No
         "finish",
     ]
     assert "".join(recorder.tokens) == "".join(replies)
+    assert kept == recorder.events  # the run store's log holds what was streamed

@@ -23,13 +23,14 @@ from tether.errors import TetherError
 from tether.graph.builder import build_graph
 from tether.graph.rules import Rule
 from tether.settings import AgentSettings
+from tether.state import TraceEvent
 from tether.tools.registry import ToolRegistry
 
 
 class RunObserver(Protocol):
-    """Watches a run live: node updates (with their trace events) and model tokens."""
+    """Watches a run live: trace events as the nodes emit them, and model tokens."""
 
-    def update(self, chunk: dict[str, Any]) -> None: ...
+    def event(self, event: TraceEvent) -> None: ...
     def token(self, text: str) -> None: ...
 
 
@@ -145,7 +146,7 @@ class Agent:
             "status": values.get("status"),
             "reason": values.get("reason"),
             "answer": values.get("answer"),
-            "steps": step_lines(values),
+            "steps": step_lines(self.store.trace.read(thread_id)),
             "usage": values.get("usage"),
             "pending_approval": _pending(snapshot),
             "next": list(snapshot.next),
@@ -171,6 +172,10 @@ class Agent:
             if problem:
                 raise ApprovalError(f"edited arguments rejected: {problem}")
 
+    def trace(self, thread_id: str) -> list[TraceEvent]:
+        """Every trace event of a saved run, oldest first (across resumes)."""
+        return self.store.trace.read(thread_id)
+
     def _drive(
         self,
         payload: Any,
@@ -178,16 +183,25 @@ class Agent:
         context: dict[str, Any] | None,
         observer: RunObserver | None,
     ) -> RunResult:
-        modes: list[StreamMode] = ["updates", "messages"] if observer else ["updates"]
-        for mode, chunk in self._stream(payload, thread_id, context, modes):
-            if observer is None:
-                continue
-            if mode == "updates":
-                observer.update(chunk)
-            else:
-                message, meta = chunk
-                if meta.get("langgraph_node") == "think" and message.text:
-                    observer.token(message.text)
+        modes: list[StreamMode] = ["custom", "updates"]
+        if observer:
+            modes.append("messages")
+        pending: list[TraceEvent] = []
+        try:
+            for mode, chunk in self._stream(payload, thread_id, context, modes):
+                if mode == "custom":
+                    pending.append(chunk)
+                    if observer:
+                        observer.event(chunk)
+                elif mode == "updates":  # a node finished and its checkpoint is written
+                    self.store.trace.append(thread_id, pending)
+                    pending = []
+                elif observer:
+                    message, meta = chunk
+                    if meta.get("langgraph_node") == "think" and message.text:
+                        observer.token(message.text)
+        finally:
+            self.store.trace.append(thread_id, pending)
         snapshot = self._snapshot(thread_id)
         return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
 

@@ -8,7 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 
-from tether.graph.state import TraceEvent
+from tether.state import TraceEvent
 
 STATUS_STYLE = {
     "completed": "bold green",
@@ -37,12 +37,6 @@ class TracePrinter:
         """Model output as it arrives (dim); the parsed step is printed when the call ends."""
         self.console.print(escape(text), end="", style="dim", soft_wrap=True)
         self._streaming = True
-
-    def update(self, chunk: dict[str, Any]) -> None:
-        """A LangGraph ``updates`` chunk: print the trace events the nodes added."""
-        for update in chunk.values():
-            for event in (update or {}).get("trace", []) if isinstance(update, dict) else []:
-                self.event(event)
 
     def event(self, event: TraceEvent) -> None:
         handler = getattr(self, f"_on_{event['event']}", None)
@@ -91,7 +85,7 @@ class TracePrinter:
     def _on_memory_trimmed(self, step: int, detail: dict[str, Any]) -> None:
         self._line("memory", _short(detail), "yellow")
 
-    def _on_usage_missing(self, step: int, detail: dict[str, Any]) -> None:
+    def _on_usage_counted(self, step: int, detail: dict[str, Any]) -> None:
         self._line("usage", detail["note"], "yellow")
 
     def _on_decision(self, step: int, detail: dict[str, Any]) -> None:

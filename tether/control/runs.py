@@ -52,10 +52,10 @@ def _summary(thread_id: str, item: Any) -> RunSummary:
     )
 
 
-def step_lines(values: dict[str, Any]) -> list[dict[str, Any]]:
+def step_lines(trace: list[Any]) -> list[dict[str, Any]]:
     """One entry per step: what was proposed, what came back, what was decided."""
     steps: dict[int, dict[str, Any]] = {}
-    for event in values.get("trace", []):
+    for event in trace:
         entry = steps.setdefault(event["step"], {"step": event["step"]})
         detail = event["detail"]
         if event["event"] == "model_call":

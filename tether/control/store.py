@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.sqlite import SqliteSaver
 
 from tether.control.cancel import SqlCancelStore
+from tether.control.trace_log import SqlTraceLog
 from tether.errors import TetherError
 
 RUNS_FILE = "runs.sqlite"
@@ -28,15 +30,28 @@ def default_data_dir() -> Path:
 
 @dataclass
 class RunStore:
-    """Saved runs: every step's checkpoint, and the flags that cancel runs."""
+    """Saved runs: every step's checkpoint, each run's trace, and the flags that cancel runs."""
 
     location: str
     checkpointer: BaseCheckpointSaver[Any]
     cancels: SqlCancelStore
+    trace: SqlTraceLog
     _closers: list[Any] = field(default_factory=list)
 
+    @classmethod
+    def create(
+        cls, location: str, checkpointer: BaseCheckpointSaver[Any], sa_url: str, closers: list[Any]
+    ) -> RunStore:
+        engine = sa.create_engine(sa_url)
+        return cls(
+            location,
+            checkpointer,
+            SqlCancelStore(engine),
+            SqlTraceLog(engine),
+            [*closers, engine.dispose],
+        )
+
     def close(self) -> None:
-        self.cancels.close()
         for closer in self._closers:
             closer()
 
@@ -57,7 +72,7 @@ def open_run_store(location: str | Path | None = None) -> RunStore:
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
     saver.setup()
-    return RunStore(str(path), saver, SqlCancelStore(f"sqlite:///{path}"), [conn.close])
+    return RunStore.create(str(path), saver, f"sqlite:///{path}", [conn.close])
 
 
 def _postgres(url: str) -> RunStore:
@@ -73,4 +88,4 @@ def _postgres(url: str) -> RunStore:
     saver = PostgresSaver(conn)
     saver.setup()
     sa_url = url.replace("postgresql://", "postgresql+psycopg://", 1)
-    return RunStore(url, saver, SqlCancelStore(sa_url), [conn.close])
+    return RunStore.create(url, saver, sa_url, [conn.close])

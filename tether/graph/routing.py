@@ -1,72 +1,69 @@
-"""Conditional edges: pure functions from (state, settings) to the next node's name.
+"""Conditional edges: pure functions from the state to the next node's name.
 
 Their ``Literal`` return types are the graph's edges, so the diagram is read off the code.
+They read what the nodes recorded (the status, the proposal's gate, a call in flight) and
+decide nothing new: the decisions were made in :mod:`tether.graph.decisions`.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from tether.graph import policy
-from tether.graph.state import AgentState
-from tether.settings import AgentSettings
+from tether.state import AgentState
 
 EDGE_LABELS: dict[tuple[str, str], str] = {
-    ("compose", "think"): "within budget",
-    ("compose", "finish"): "over budget or cancelled",
     ("think", "act"): "tool call",
     ("think", "approve"): "needs approval",
     ("think", "refuse"): "failed twice",
-    ("think", "assess"): "answer, unparsed or repeat",
+    ("think", "think"): "unusable reply",
+    ("think", "__end__"): "stop",
     ("approve", "act"): "approved",
-    ("approve", "assess"): "rejected",
+    ("approve", "think"): "rejected",
+    ("approve", "__end__"): "stop",
     ("act", "act"): "retry",
-    ("act", "assess"): "result",
-    ("assess", "compose"): "continue",
-    ("assess", "finish"): "stop",
+    ("act", "think"): "continue",
+    ("act", "__end__"): "stop",
+    ("refuse", "think"): "continue",
+    ("refuse", "__end__"): "stop",
 }
 """How each conditional edge is labelled in diagrams and Studio."""
 
 
-def route_after_compose(state: AgentState, settings: AgentSettings) -> Literal["think", "finish"]:
-    """Call the model unless the budget check before the call said stop."""
-    return "finish" if state.get("verdict") else "think"
+def _stopped(state: AgentState) -> bool:
+    return state.get("status", "running") != "running"
 
 
 def route_after_think(
-    state: AgentState, settings: AgentSettings
-) -> Literal["act", "approve", "refuse", "assess"]:
-    """Run the proposed call, ask for approval first, refuse it, or go straight to assessment
-    (answer, parse failure, or a repeat that would make no progress)."""
+    state: AgentState,
+) -> Literal["act", "approve", "refuse", "think", "__end__"]:
+    """Run the proposed call, ask for approval first, or refuse it; after an answer, an
+    unusable reply or a repeat (closed in think), stop or ask the model again."""
+    if _stopped(state):
+        return "__end__"
     proposal = state.get("proposal")
-    if not proposal or proposal["kind"] != "action":
-        return "assess"
-    fingerprint = proposal["fingerprint"]
-    if policy.should_refuse(state, fingerprint):
-        return "refuse"
-    if policy.is_repeat(state, fingerprint, settings):
-        return "assess"
-    return "approve" if proposal.get("needs_approval") else "act"
-
-
-def route_after_approve(state: AgentState, settings: AgentSettings) -> Literal["act", "assess"]:
-    """Run an approved (possibly edited) call; a rejection goes back as an observation."""
-    return "assess" if state.get("result") is not None else "act"
-
-
-def route_after_act(state: AgentState, settings: AgentSettings) -> Literal["act", "assess"]:
-    """Retry in place (with backoff) a transient failure, or a result a rule wants retried,
-    while attempts remain."""
-    result = state.get("result") or {}
-    meta = result.get("meta", {})
-    wants_retry = (result.get("status") == "error" and meta.get("transient")) or (
-        meta.get("rule", {}).get("action") == "retry"
-    )
-    if wants_retry and state.get("tool_attempts", 0) < settings.tool_attempts:
+    gate = proposal.get("gate") if proposal and proposal["kind"] == "action" else None
+    if gate == "run":
         return "act"
-    return "assess"
+    if gate == "approve":
+        return "approve"
+    if gate == "refuse":
+        return "refuse"
+    return "think"
 
 
-def route_after_assess(state: AgentState, settings: AgentSettings) -> Literal["compose", "finish"]:
-    """Stop when assessment recorded a verdict; otherwise build the next prompt."""
-    return "finish" if state.get("verdict") else "compose"
+def route_after_approve(state: AgentState) -> Literal["act", "think", "__end__"]:
+    """Run an approved (possibly edited) call; a rejection closed the step as a failure."""
+    if _stopped(state):
+        return "__end__"
+    return "act" if state.get("result") is None else "think"
+
+
+def route_after_act(state: AgentState) -> Literal["act", "think", "__end__"]:
+    """Retry in place while a call is still in flight (its step not closed)."""
+    if _stopped(state):
+        return "__end__"
+    return "act" if state.get("tool_attempts", 0) > 0 else "think"
+
+
+def route_after_refuse(state: AgentState) -> Literal["think", "__end__"]:
+    return "__end__" if _stopped(state) else "think"

@@ -1,39 +1,41 @@
 """Pluggable rules: user code that judges a tool result without editing tether.
 
-A rule is a plain function ``rule(state, result, settings) -> RuleDecision | None``. It is
-called after every tool run with the state and the result envelope (``None`` when the step ran
-no tool). ``None`` or ``continue`` changes nothing; ``retry`` runs the same call again in place
-(with backoff, within ``tool_attempts``); ``switch`` counts the step as failed and tells the
-model why; ``stop`` ends the run with the decision's status and reason. The first rule that
-returns something other than ``continue`` wins.
+A rule is a plain function ``rule(state, result, settings) -> RuleDecision | None``, called
+after every tool run with a copy of the state and of the result. ``None`` or ``continue``
+changes nothing; ``retry`` runs the same call again in place (with backoff, within
+``tool_attempts``); ``switch`` counts the step as failed and tells the model why; ``stop``
+ends the run with the decision's reason and status (``failed`` unless it names ``partial``
+or ``no_progress``: only a final answer completes a run). The first rule that returns
+something other than ``continue`` wins (see ``tether.graph.decisions.judge``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypedDict
+from collections.abc import Callable
+from typing import Literal, NotRequired
 
-from tether.graph.state import AgentState, Status
+from typing_extensions import TypedDict
+
 from tether.settings import AgentSettings
+from tether.state import AgentState, Status, ToolResult
 
 
-class RuleDecision(TypedDict, total=False):
+class RuleDecision(TypedDict):
     action: Literal["continue", "retry", "switch", "stop"]
-    reason: str
-    status: Status  # for stop; default "failed"
-    rule: str  # filled in by tether: the rule's name
+    reason: NotRequired[str]
+    status: NotRequired[Status]  # for stop
 
 
-Rule = Callable[[AgentState, dict[str, Any] | None, AgentSettings], RuleDecision | None]
+Rule = Callable[[AgentState, ToolResult, AgentSettings], RuleDecision | None]
 
 
 def low_confidence(
-    state: AgentState, result: dict[str, Any] | None, settings: AgentSettings
+    state: AgentState, result: ToolResult, settings: AgentSettings
 ) -> RuleDecision | None:
     """A successful result whose meta.confidence_score is below min_confidence is a failure."""
-    if not result or result.get("status") != "success":
+    if result["status"] != "success":
         return None
-    score = result.get("meta", {}).get("confidence_score")
+    score = result["meta"].get("confidence_score")
     if not isinstance(score, int | float) or score >= settings.min_confidence:
         return None
     return {
@@ -43,17 +45,3 @@ def low_confidence(
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (low_confidence,)
-
-
-def apply_rules(
-    rules: Sequence[Rule],
-    state: AgentState,
-    result: dict[str, Any] | None,
-    settings: AgentSettings,
-) -> RuleDecision | None:
-    """The first decisive rule's decision, tagged with the rule's name."""
-    for rule in rules:
-        decision = rule(state, result, settings)
-        if decision and decision.get("action", "continue") != "continue":
-            return {**decision, "rule": getattr(rule, "__name__", type(rule).__name__)}
-    return None

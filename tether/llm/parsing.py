@@ -15,7 +15,7 @@ from typing import Any
 import json_repair
 from langchain_core.messages import AIMessage
 
-from tether.graph.state import Proposal
+from tether.state import Proposal
 
 _THOUGHT = re.compile(r"Thought\s*[:：]\s*(.*?)(?=\n\s*(?:Action|Final Answer)\s*[:：]|\Z)", re.S)
 _ACTION = re.compile(r"Action\s*[:：]\s*(.+)")
@@ -88,9 +88,14 @@ def _clean_tool_name(text: str) -> str:
     return name.strip("`'\"“”‘’*[]() .。").strip()
 
 
-def parse_react(text: str) -> Proposal:
+TRUNCATED = "the reply was cut off at max_tokens before it was complete"
+
+
+def parse_react(text: str, *, truncated: bool = False) -> Proposal:
     """Parse a ReAct reply. An Action before a Final Answer wins: text after the Action is
-    the model imagining the tool's result."""
+    the model imagining the tool's result. A reply cut off at max_tokens is a failure."""
+    if truncated:
+        return invalid_proposal(text, "", TRUNCATED)
     body = text.split("Observation:", 1)[0]
     thought_match = _THOUGHT.search(body)
     thought = thought_match.group(1).strip() if thought_match else ""
@@ -116,9 +121,11 @@ def parse_react(text: str) -> Proposal:
     return invalid_proposal(text, thought, error)
 
 
-def parse_native(message: AIMessage) -> Proposal:
+def parse_native(message: AIMessage, *, truncated: bool = False) -> Proposal:
     """Use the server's tool_calls; plain text with none is the final answer."""
     text = message.text
+    if truncated:
+        return invalid_proposal(text, "", TRUNCATED)
     if message.tool_calls:
         call = message.tool_calls[0]
         return action_proposal(text, text.strip(), call["name"], dict(call["args"] or {}))

@@ -13,8 +13,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from tether.graph.state import Proposal
-from tether.llm.parsing import action_proposal, invalid_proposal, parse_arguments
+from tether.llm.parsing import TRUNCATED, action_proposal, invalid_proposal, parse_arguments
+from tether.state import Proposal
 
 THOUGHT_CHARS = 400
 
@@ -68,8 +68,10 @@ def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
     return full
 
 
-def parse_json_action(text: str) -> Proposal:
+def parse_json_action(text: str, *, truncated: bool = False) -> Proposal:
     """Read a constrained reply; a server that ignored the schema still gets a clear error."""
+    if truncated:
+        return invalid_proposal(text, "", TRUNCATED)
     try:
         data = parse_arguments(text)
     except ValueError as exc:

@@ -1,14 +1,5 @@
-"""Dual-buffer memory and token counting."""
+"""Dual-buffer memory: rendering the buffers into a prompt, and counting tokens."""
 
-from tether.memory.buffers import ReasoningEntry, ToolResultEntry, keep_window, windowed
 from tether.memory.tokens import TiktokenCounter, TokenCounter, count_messages
 
-__all__ = [
-    "ReasoningEntry",
-    "TiktokenCounter",
-    "TokenCounter",
-    "ToolResultEntry",
-    "count_messages",
-    "keep_window",
-    "windowed",
-]
+__all__ = ["TiktokenCounter", "TokenCounter", "count_messages"]

@@ -1,7 +1,13 @@
 """Render the two buffers into a prompt that fits the memory budget.
 
-Over budget, the oldest reasoning goes first and tool results stay; a tool result that alone
-is too large is cut with a visible marker. Nothing is dropped silently: every cut is reported.
+Each buffer entry carries its token count, made once when the entry was added, so a prompt's
+size is a sum, not a recount. Over budget, the oldest reasoning goes first and tool results
+stay; a tool result that alone is too large is cut with a visible marker. Nothing is dropped
+silently: every cut is reported.
+
+Untrusted text (the model's thoughts, what tools returned) never starts a line: thoughts are
+folded onto their entry's line and tool results are JSON, so neither can forge a section
+heading such as the controller's notes.
 """
 
 from __future__ import annotations
@@ -11,10 +17,24 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from tether.memory.buffers import ReasoningEntry, ToolResultEntry
-from tether.memory.tokens import TokenCounter, count_messages
+from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
+from tether.state import ReasoningEntry, ToolResultEntry
 
 CUT_MARKER = "…[cut {removed} characters to fit the memory budget]"
+REASONING_HEADING = "## Your reasoning so far (oldest first)"
+RESULTS_HEADING = "## Tool results (oldest first)"
+NOTES_HEADING = "## Notes from the controller"
+HEADINGS = (REASONING_HEADING, RESULTS_HEADING, NOTES_HEADING)
+CLOSING = "Continue with your next step."
+SEPARATOR_TOKENS = 2  # the blank line between two entries, generously
+
+
+@dataclass(frozen=True)
+class PromptFrame:
+    """What stays the same while the tools do: the system message and its token count."""
+
+    system: str
+    tokens: int
 
 
 @dataclass
@@ -25,35 +45,28 @@ class RenderedPrompt:
     cut_results: list[int] = field(default_factory=list)  # steps whose result was cut
 
 
-def _reasoning_text(entry: ReasoningEntry) -> str:
-    lines = [f"[step {entry['step']}] Thought: {entry['thought']}"]
+def one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def reasoning_text(entry: ReasoningEntry) -> str:
+    text = f"[step {entry['step']}] Thought: {one_line(entry['thought'])}"
     if entry["action"] is not None:
-        lines.append(f"Action: {entry['action']}")
-        lines.append(f"Action Input: {json.dumps(entry['action_input'], ensure_ascii=False)}")
-    return "\n".join(lines)
+        arguments = json.dumps(entry["action_input"], ensure_ascii=False)
+        text += f"\nAction: {one_line(entry['action'])}"
+        text += f"\nAction Input: {arguments}"
+    return text
 
 
-def _result_text(entry: ToolResultEntry) -> str:
+def result_text(entry: ToolResultEntry) -> str:
     args = json.dumps(entry["arguments"], ensure_ascii=False)
-    result = json.dumps(entry["result"], ensure_ascii=False, default=str)
-    return f"[step {entry['step']}] {entry['tool']}({args}) ->\n{result}"
-
-
-def _user_text(task: str, reasoning: list[str], results: list[str], hints: list[str]) -> str:
-    parts = [f"Task: {task}"]
-    parts.append(
-        "## Your reasoning so far (oldest first)\n" + ("\n\n".join(reasoning) or "(none yet)")
-    )
-    parts.append("## Tool results (oldest first)\n" + ("\n\n".join(results) or "(none yet)"))
-    if hints:
-        parts.append("## Notes from the controller\n" + "\n".join(f"- {h}" for h in hints))
-    parts.append("Continue with your next step.")
-    return "\n\n".join(parts)
+    result = json.dumps(entry["result"], ensure_ascii=False)
+    return f"[step {entry['step']}] {one_line(entry['tool'])}({args}) ->\n{result}"
 
 
 def render_prompt(
     *,
-    system: str,
+    frame: PromptFrame,
     task: str,
     reasoning: list[ReasoningEntry],
     results: list[ToolResultEntry],
@@ -62,38 +75,63 @@ def render_prompt(
     counter: TokenCounter,
 ) -> RenderedPrompt:
     """Build [system, user] messages within ``budget`` tokens."""
-    reasoning_texts = [_reasoning_text(e) for e in reasoning]
-    originals = [_result_text(e) for e in results]
-    limits: list[int | None] = [None] * len(originals)
-
-    def result_views() -> list[str]:
-        return [_cut(text, limit) for text, limit in zip(originals, limits, strict=True)]
-
-    def build() -> tuple[list[BaseMessage], int]:
-        user = _user_text(task, reasoning_texts, result_views(), hints)
-        messages: list[BaseMessage] = [SystemMessage(system), HumanMessage(user)]
-        return messages, count_messages(counter, messages)
-
-    messages, tokens = build()
+    notes = [f"- {one_line(h)}" for h in hints]
+    fixed = (
+        frame.tokens
+        + 2 * MESSAGE_OVERHEAD
+        + counter.count(f"Task: {task}")
+        + sum(counter.count(h) for h in (*HEADINGS, CLOSING))
+        + sum(counter.count(n) + 1 for n in notes)
+    )
+    kept = list(reasoning)
+    results_tokens = sum(e["tokens"] + SEPARATOR_TOKENS for e in results)
+    tokens = fixed + results_tokens + sum(e["tokens"] + SEPARATOR_TOKENS for e in kept)
     dropped = 0
-    while tokens > budget and reasoning_texts:
-        reasoning_texts.pop(0)
+    while tokens > budget and kept:
+        tokens -= kept.pop(0)["tokens"] + SEPARATOR_TOKENS
         dropped += 1
-        messages, tokens = build()
 
-    for _ in range(8 * len(originals)):  # bounded: every pass shortens the longest result
-        if tokens <= budget:
-            break
-        views = result_views()
-        longest = max(range(len(views)), key=lambda i: len(views[i]))
-        shrink = max(0.0, 1 - (tokens - budget) / tokens) * 0.9
-        limits[longest] = int(min(len(views[longest]), len(originals[longest])) * shrink)
-        messages, tokens = build()
-    cut = [results[i]["step"] for i, limit in enumerate(limits) if limit is not None]
+    texts = [result_text(e) for e in results]
+    cut: list[int] = []
+    if tokens > budget and results:
+        texts, tokens, cut = _cut_results(results, texts, tokens - budget, tokens, counter)
+
+    user = _user_text(task, [reasoning_text(e) for e in kept], texts, notes)
+    messages: list[BaseMessage] = [SystemMessage(frame.system), HumanMessage(user)]
     return RenderedPrompt(messages, tokens, dropped, cut)
 
 
-def _cut(text: str, limit: int | None) -> str:
-    if limit is None or limit >= len(text):
-        return text
-    return text[:limit] + CUT_MARKER.format(removed=len(text) - limit)
+def _cut_results(
+    results: list[ToolResultEntry],
+    texts: list[str],
+    excess: int,
+    tokens: int,
+    counter: TokenCounter,
+) -> tuple[list[str], int, list[int]]:
+    """Shorten the largest results until ``excess`` tokens are gone (bounded passes)."""
+    sizes = [e["tokens"] for e in results]
+    cut: list[int] = []
+    for _ in range(8 * len(texts)):
+        if excess <= 0:
+            break
+        i = max(range(len(texts)), key=lambda k: sizes[k])
+        keep = max(0.0, 1 - excess / max(sizes[i], 1)) * 0.9
+        limit = int(len(texts[i]) * keep)
+        texts[i] = texts[i][:limit] + CUT_MARKER.format(removed=len(texts[i]) - limit)
+        new_size = counter.count(texts[i])
+        excess -= sizes[i] - new_size
+        tokens -= sizes[i] - new_size
+        sizes[i] = new_size
+        if results[i]["step"] not in cut:
+            cut.append(results[i]["step"])
+    return texts, tokens, cut
+
+
+def _user_text(task: str, reasoning: list[str], results: list[str], notes: list[str]) -> str:
+    parts = [f"Task: {one_line(task)}"]
+    parts.append(f"{REASONING_HEADING}\n" + ("\n\n".join(reasoning) or "(none yet)"))
+    parts.append(f"{RESULTS_HEADING}\n" + ("\n\n".join(results) or "(none yet)"))
+    if notes:
+        parts.append(f"{NOTES_HEADING}\n" + "\n".join(notes))
+    parts.append(CLOSING)
+    return "\n\n".join(parts)

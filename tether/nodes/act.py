@@ -1,58 +1,83 @@
-"""act: run the proposed tool call once (after a backoff pause when this is a retry)."""
+"""act: run the proposed call once (after a backoff pause when this is a retry), let the rules
+judge the result, and close the step unless the call is to be retried."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from langgraph.runtime import Runtime
-
-from tether.graph import policy
-from tether.graph.rules import apply_rules
-from tether.graph.state import AgentState
-from tether.nodes.deps import Deps
+from tether.graph import decisions
+from tether.nodes.base import Node, emit
+from tether.nodes.step import close_step
+from tether.settings import AgentSettings
+from tether.state import AgentState, Proposal, ToolResult
 from tether.tools.runinfo import run_config
 
 
-def make_act(deps: Deps) -> Any:
-    def act(state: AgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        settings = deps.settings_for(runtime)
-        proposal = state["proposal"]
-        assert proposal and proposal["kind"] == "action"  # routed here only for actions
-        attempt = state.get("tool_attempts", 0) + 1
-        delay = 0.0
-        if attempt > 1:
-            delay = policy.backoff_delay(attempt - 1, settings, deps.rng)
-            deps.sleep(delay)
-        result = deps.registry.invoke(
-            proposal["tool"], proposal["arguments"], config=run_config(state["run_id"])
+class Act(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        proposal, attempt = _call_in_flight(state)
+        delay = self._delay(attempt, settings)
+        if delay:
+            self.deps.sleep(delay)
+        config = run_config(state["run_id"])
+        result = self.deps.registry.invoke(proposal["tool"], proposal["arguments"], config=config)
+        return self._record(state, settings, proposal, attempt, delay, result)
+
+    async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        proposal, attempt = _call_in_flight(state)
+        delay = self._delay(attempt, settings)
+        if delay:
+            await self.deps.asleep(delay)
+        config = run_config(state["run_id"])
+        result = await self.deps.registry.ainvoke(
+            proposal["tool"], proposal["arguments"], config=config
         )
-        result["meta"]["retry_count"] = attempt - 1
-        decision = apply_rules(deps.rules, state, dict(result), settings)
-        if decision:
-            result["meta"]["rule"] = decision
-        update: dict[str, Any] = {
-            "result": result,
-            "tool_attempts": attempt,
-            "trace": [
-                {
-                    "step": state["steps"],
-                    "event": "tool_call",
-                    "detail": {
-                        "tool": proposal["tool"],
-                        "arguments": proposal["arguments"],
-                        "attempt": attempt,
-                        "backoff_s": round(delay, 3),
-                        "status": result["status"],
-                        "observation": result.get("data", result.get("message")),
-                        "meta": result["meta"],
-                    },
-                }
-            ],
-        }
+        return self._record(state, settings, proposal, attempt, delay, result)
+
+    def _delay(self, attempt: int, settings: AgentSettings) -> float:
+        return decisions.backoff_delay(attempt - 1, settings, self.deps.rng) if attempt > 1 else 0.0
+
+    def _record(
+        self,
+        state: AgentState,
+        settings: AgentSettings,
+        proposal: Proposal,
+        attempt: int,
+        delay: float,
+        result: Any,
+    ) -> dict[str, Any]:
+        tool_result: ToolResult = {**result, "meta": {**result["meta"], "retry_count": attempt - 1}}  # type: ignore[typeddict-item]
+        rule = decisions.judge(self.deps.rules, state, tool_result, settings)
+        emit(
+            state["steps"],
+            "tool_call",
+            {
+                "tool": proposal["tool"],
+                "arguments": proposal["arguments"],
+                "attempt": attempt,
+                "backoff_s": round(delay, 3),
+                "status": tool_result["status"],
+                "observation": tool_result.get("data", tool_result.get("message")),
+                "meta": tool_result["meta"],
+                "rule": rule,
+            },
+        )
+        update: dict[str, Any] = {"result": tool_result, "rule": rule, "tool_attempts": attempt}
         if attempt == 1:
-            update["executed"] = [proposal["fingerprint"]]
+            update["executed"] = [proposal.get("fingerprint", "")]
         else:
             update["tool_retries"] = state.get("tool_retries", 0) + 1
-        return update
+        if decisions.wants_retry(tool_result, rule, attempt, settings):
+            return update  # the edge back to act retries it
+        counter = self.deps.counter_for(settings)
+        closed = close_step(
+            state, settings, counter, proposal=proposal, result=tool_result, rule=rule
+        )
+        return update | closed
 
-    return act
+
+def _call_in_flight(state: AgentState) -> tuple[Any, int]:
+    proposal = state.get("proposal")
+    if not proposal or proposal["kind"] != "action":
+        raise RuntimeError("act reached without a proposed call")  # the graph routes actions only
+    return proposal, state.get("tool_attempts", 0) + 1

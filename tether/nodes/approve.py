@@ -4,27 +4,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.runnables import RunnableConfig
+from langgraph.config import get_config
+from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import interrupt
 
 from tether.control.approval import ApprovalError, ApprovalRequest, parse_decision
-from tether.graph.state import AgentState
+from tether.graph.decisions import LOOP_ORIGIN
 from tether.llm.parsing import fingerprint
-from tether.nodes.deps import Deps
-from tether.tools.envelope import LOOP_ORIGIN, error
-
-try:  # where LangGraph keeps the run's checkpointer; absent means interrupts cannot pause
-    from langgraph._internal._constants import CONFIG_KEY_CHECKPOINTER
-except ImportError:  # pragma: no cover - older layouts
-    CONFIG_KEY_CHECKPOINTER = "__pregel_checkpointer"
+from tether.nodes.base import Node, emit
+from tether.nodes.step import close_step
+from tether.settings import AgentSettings
+from tether.state import AgentState, ToolResult
 
 
-def make_approve(deps: Deps) -> Any:
-    def approve(state: AgentState, config: RunnableConfig) -> dict[str, Any]:
-        proposal = state["proposal"]
-        assert proposal and proposal["kind"] == "action"  # routed here only for actions
-        tool = proposal["tool"]
-        if not config.get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER):
+class Approve(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        proposal = state.get("proposal")
+        if not proposal or proposal["kind"] != "action":
+            raise RuntimeError("approve reached without a proposed call")
+        tool = proposal.get("tool", "")
+        if not get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER):
             raise ApprovalError(
                 f"{tool} needs approval, but this graph has no checkpointer to pause on: pass "
                 "checkpointer=... to build_graph (or use tether.Agent), or set "
@@ -33,10 +32,10 @@ def make_approve(deps: Deps) -> Any:
         request: ApprovalRequest = {
             "kind": "approval",
             "tool": tool,
-            "arguments": proposal["arguments"],
+            "arguments": proposal.get("arguments", {}),
             "step": state["steps"],
             "run_id": state["run_id"],
-            "reason": f"{tool} changes the world and needs approval",
+            "reason": f"{tool} needs approval ({proposal.get('rule', 'approval gate')})",
         }
         while True:  # an unusable answer asks again, so the paused run stays intact
             try:
@@ -46,16 +45,22 @@ def make_approve(deps: Deps) -> Any:
                 continue
             if decision["action"] != "edit":
                 break
-            problem = deps.registry.check_arguments(tool, decision["arguments"])
+            problem = self.deps.registry.check_arguments(tool, decision["arguments"])
             if problem is None:
                 break
             request = {**request, "error": f"edited arguments rejected: {problem}"}
 
-        event = {"step": state["steps"], "event": "approval", "detail": dict(decision)}
+        emit(state["steps"], "approval", dict(decision))
         if decision["action"] == "reject":
             message = f"The operator rejected this call: {decision.get('message', '')}"
-            result = error(message, error_type="rejected", origin=LOOP_ORIGIN)
-            return {"result": result, "trace": [event]}
+            result: ToolResult = {
+                "status": "error",
+                "message": message,
+                "meta": {"error_type": "rejected", "transient": False, "origin": LOOP_ORIGIN},
+            }
+            counter = self.deps.counter_for(settings)
+            closed = close_step(state, settings, counter, proposal=proposal, result=result)
+            return {"result": result} | closed
         if decision["action"] == "edit":
             arguments = decision["arguments"]
             edited = {
@@ -63,7 +68,5 @@ def make_approve(deps: Deps) -> Any:
                 "arguments": arguments,
                 "fingerprint": fingerprint(tool, arguments),
             }
-            return {"proposal": edited, "trace": [event]}
-        return {"trace": [event]}
-
-    return approve
+            return {"proposal": edited}
+        return {}

@@ -1,24 +1,29 @@
-"""What nodes need besides the state: settings, tools, model, counter, clock."""
+"""What the nodes of one compiled graph share besides the state: settings, tools, model,
+token counter, rules, clock, and the work they do once rather than every step."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langgraph.runtime import Runtime
+from langchain_core.runnables import Runnable
+from langchain_core.tools import BaseTool
 
-from tether.control.cancel import CancelStore
 from tether.graph.rules import Rule
-from tether.llm.model import make_chat_model
-from tether.llm.server_tokens import ServerTokenCounter
-from tether.memory.tokens import TiktokenCounter, TokenCounter
+from tether.llm.protocols import PROTOCOLS, OutputProtocol
+from tether.memory.render import PromptFrame
+from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter
 from tether.settings import AgentSettings, load_settings, resolve_settings
 from tether.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from tether.control.cancel import CancelStore
 
 MODEL_FIELDS = (
     "base_url",
@@ -32,6 +37,17 @@ MODEL_FIELDS = (
 
 
 @dataclass
+class Prepared:
+    """One step's model setup for the tools registered now: built once per tool set."""
+
+    protocol: OutputProtocol
+    tools: list[BaseTool]
+    frame: PromptFrame
+    model: Runnable[Any, Any]
+    call_kwargs: dict[str, Any]
+
+
+@dataclass
 class Deps:
     """Shared by the nodes of one compiled graph."""
 
@@ -40,19 +56,21 @@ class Deps:
     rules: Sequence[Rule]
     counter: TokenCounter | None = None
     model: BaseChatModel | None = None
-    model_factory: Callable[[AgentSettings], BaseChatModel] = make_chat_model
+    model_factory: Callable[[AgentSettings], BaseChatModel] | None = None
     sleep: Callable[[float], None] = time.sleep
+    asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
-    cancel_store: CancelStore | None = None
+    cancel_store: CancelStore | None = None  # a run store's cancel flags (tether.control)
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
+    _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def settings_for(self, runtime: Runtime[Any] | None) -> AgentSettings:
+    def settings_for(self, context: Any) -> AgentSettings:
         """The graph's settings with this run's context overrides applied."""
         if self.settings is None:
             self.settings = load_settings()  # raises SettingsError inside the run, not at import
-        return resolve_settings(self.settings, runtime.context if runtime else None)
+        return resolve_settings(self.settings, context)
 
     def model_for(self, settings: AgentSettings) -> BaseChatModel:
         """The given model, or one built (once per endpoint settings) from the settings."""
@@ -61,8 +79,15 @@ class Deps:
         key = tuple(str(getattr(settings, name)) for name in MODEL_FIELDS)
         with self._lock:
             if key not in self._models:
-                self._models[key] = self.model_factory(settings)
+                self._models[key] = self._factory()(settings)
             return self._models[key]
+
+    def _factory(self) -> Callable[[AgentSettings], BaseChatModel]:
+        if self.model_factory is None:
+            from tether.llm.model import make_chat_model  # the server-facing stack, on demand
+
+            self.model_factory = make_chat_model
+        return self.model_factory
 
     def counter_for(self, settings: AgentSettings) -> TokenCounter:
         """The counter given to build_graph; else the server's own tokenizer (``/tokenize``)
@@ -74,5 +99,31 @@ class Deps:
         with self._lock:
             if key not in self._counters:
                 offline = TiktokenCounter()
-                self._counters[key] = ServerTokenCounter(base_url, offline) if base_url else offline
+                if base_url:
+                    from tether.llm.server_tokens import ServerTokenCounter
+
+                    self._counters[key] = ServerTokenCounter(base_url, offline)
+                else:
+                    self._counters[key] = offline
             return self._counters[key]
+
+    def prepared(self, settings: AgentSettings) -> Prepared:
+        """The system prompt, its token count and the bound model for the tools registered
+        right now: rebuilt only when the tool set, the protocol or the model changes."""
+        tools = self.registry.tools()
+        model = self.model_for(settings)
+        key = (settings.protocol, id(model), *(id(t) for t in tools))
+        with self._lock:
+            cached = self._prepared.get(key)
+        if cached is not None:
+            return cached
+        protocol = PROTOCOLS[settings.protocol]
+        system = protocol.system_prompt(tools)
+        tokens = self.counter_for(settings).count(system) + MESSAGE_OVERHEAD
+        bound, kwargs = protocol.prepare(model, tools)
+        made = Prepared(protocol, tools, PromptFrame(system, tokens), bound, kwargs)
+        with self._lock:
+            if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
+                self._prepared.clear()
+            self._prepared[key] = made
+        return made

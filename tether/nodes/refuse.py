@@ -4,24 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.graph.state import AgentState
-from tether.tools.envelope import LOOP_ORIGIN, error
+from tether.graph.decisions import LOOP_ORIGIN
+from tether.nodes.base import Node, emit
+from tether.nodes.step import close_step
+from tether.settings import AgentSettings
+from tether.state import AgentState, ToolResult
 
 
-def refuse(state: AgentState) -> dict[str, Any]:
-    proposal = state["proposal"]
-    assert proposal and proposal["kind"] == "action"  # routed here only for actions
-    message = (
-        f"Refused: {proposal['tool']} with these exact arguments failed on its last two runs "
-        "and was not run again. Use another tool, or change the arguments."
-    )
-    return {
-        "result": error(message, error_type="refused", origin=LOOP_ORIGIN),
-        "trace": [
-            {
-                "step": state["steps"],
-                "event": "refused",
-                "detail": {"tool": proposal["tool"], "arguments": proposal["arguments"]},
-            }
-        ],
-    }
+class Refuse(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        proposal = state.get("proposal")
+        if not proposal or proposal["kind"] != "action":
+            raise RuntimeError("refuse reached without a proposed call")
+        message = (
+            f"Refused: {proposal.get('tool')} with these exact arguments failed on its last two "
+            "runs and was not run again. Use another tool, or change the arguments."
+        )
+        result: ToolResult = {
+            "status": "error",
+            "message": message,
+            "meta": {"error_type": "refused", "transient": False, "origin": LOOP_ORIGIN},
+        }
+        emit(
+            state["steps"],
+            "refused",
+            {"tool": proposal.get("tool"), "arguments": proposal.get("arguments")},
+        )
+        counter = self.deps.counter_for(settings)
+        closed = close_step(state, settings, counter, proposal=proposal, result=result)
+        return {"result": result} | closed

@@ -5,19 +5,18 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from langgraph.runtime import Runtime
-
 from tether.errors import TaskError
-from tether.graph.state import AgentState
-from tether.nodes.deps import Deps
+from tether.nodes.base import Node, emit
+from tether.settings import AgentSettings
+from tether.state import ZERO_USAGE, AgentState
 
 
-def make_start(deps: Deps) -> Any:
-    def start(state: AgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        settings = deps.settings_for(runtime)  # raises SettingsError on bad overrides
+class Start(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
         task = state.get("task")
         if not isinstance(task, str) or not task.strip():
             raise TaskError("the task is empty: pass {'task': 'what the agent should do'}")
+        emit(0, "start", {"task": task.strip()})
         return {
             "task": task.strip(),
             "run_id": state.get("run_id") or uuid.uuid4().hex,
@@ -27,16 +26,13 @@ def make_start(deps: Deps) -> Any:
             "parse_failures": 0,
             "tool_attempts": 0,
             "tool_retries": 0,
-            "usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0},  # a delta
+            "usage": ZERO_USAGE,  # a delta: adds nothing, but makes the field present
             "temperature": settings.temperature,
             "hints": [],
             "status": "running",
             "reason": "",
             "answer": None,
-            "verdict": None,
             "proposal": None,
             "result": None,
-            "trace": [{"step": 0, "event": "start", "detail": {"task": task.strip()}}],
+            "rule": None,
         }
-
-    return start

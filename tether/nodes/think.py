@@ -1,127 +1,248 @@
-"""think: call the model with the composed prompt, record what it cost and what it proposed."""
+"""think: build the prompt, check it against the budget, call the model and parse the reply.
+
+An action is gated (run, ask, refuse, or end on a repeat) and handed to the next node; an
+answer, an unreadable reply or a repeat closes the step here.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-import openai
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
-from langchain_core.tools import BaseTool
-from langgraph.runtime import Runtime
+from langgraph.config import get_config
 
 from tether.errors import ModelCallError
-from tether.graph import policy
-from tether.graph.state import AgentState, Proposal, TraceEvent, Usage
-from tether.llm.parsing import parse_native, parse_react
-from tether.llm.structured import parse_json_action, response_format
-from tether.memory.buffers import ReasoningEntry, windowed
+from tether.graph import decisions
+from tether.llm.protocols import OutputProtocol
+from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
-from tether.nodes.deps import Deps
+from tether.nodes.base import Node, emit
+from tether.nodes.deps import Prepared
+from tether.nodes.step import close_step, end_run
 from tether.settings import AgentSettings
+from tether.state import AgentState, Proposal, ReasoningEntry, Usage, add_usage, windowed
 
 
-def make_think(deps: Deps) -> Any:
-    def think(state: AgentState, runtime: Runtime[Any]) -> dict[str, Any]:
-        settings = deps.settings_for(runtime)
-        messages = state["prompt"]
+@dataclass
+class Call:
+    """A model call about to be made."""
+
+    step: int
+    prepared: Prepared
+    messages: list[BaseMessage]
+    prompt_tokens: int
+    kwargs: dict[str, Any]
+
+
+class Think(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        call = self._prepare(state, settings)
+        if isinstance(call, dict):
+            return call
+        try:
+            reply = call.prepared.model.invoke(call.messages, **call.kwargs)
+        except Exception as exc:
+            reply = _reply_or_raise(exc, call, settings)
+        return self._conclude(state, settings, call, reply)
+
+    async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        call = self._prepare(state, settings)
+        if isinstance(call, dict):
+            return call
+        try:
+            reply = await call.prepared.model.ainvoke(call.messages, **call.kwargs)
+        except Exception as exc:
+            reply = _reply_or_raise(exc, call, settings)
+        return self._conclude(state, settings, call, reply)
+
+    def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
+        """The prompt and call, or the update that stops the run before anything is spent."""
+        prepared = self.deps.prepared(settings)
         step = state.get("steps", 0) + 1
-        tools = [t for name in state.get("tool_names", []) if (t := deps.registry.get(name))]
-        model, call_kwargs = _prepare(deps.model_for(settings), settings, tools)
-        call_kwargs["temperature"] = state["temperature"]
-        reply = _call(model, messages, call_kwargs, settings)
-        usage, reported = _usage(reply, messages, deps.counter_for(settings))
-        proposal = _parse(reply, settings)
-        if proposal["kind"] == "action":
-            tool = deps.registry.get(proposal["tool"])
-            proposal["needs_approval"] = policy.needs_approval(tool, settings)
+        rendered = render_prompt(
+            frame=prepared.frame,
+            task=state["task"],
+            reasoning=state.get("reasoning_buffer", []),
+            results=state.get("tool_buffer", []),
+            hints=state.get("hints", []),
+            budget=settings.memory_budget,
+            counter=self.deps.counter_for(settings),
+        )
+        if rendered.dropped_reasoning or rendered.cut_results:
+            emit(
+                step,
+                "memory_trimmed",
+                {
+                    "budget": settings.memory_budget,
+                    "dropped_reasoning": rendered.dropped_reasoning,
+                    "cut_results_from_steps": rendered.cut_results,
+                },
+            )
+        verdict = decisions.before_call(
+            state, settings, prompt_tokens=rendered.tokens, cancelled=self._cancel_request()
+        )
+        if verdict:
+            emit(step, "decision", {"stop": verdict})
+            return end_run(state, verdict)
+        kwargs = {**prepared.call_kwargs, "temperature": state["temperature"]}
+        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
+
+    def _cancel_request(self) -> str | None:
+        store = self.deps.cancel_store
+        thread_id = get_config().get("configurable", {}).get("thread_id")
+        if store is None or thread_id is None:
+            return None
+        return store.requested(str(thread_id))
+
+    def _conclude(
+        self, state: AgentState, settings: AgentSettings, call: Call, reply: AIMessage
+    ) -> dict[str, Any]:
+        if not isinstance(reply, AIMessage):
+            raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
+        counter = self.deps.counter_for(settings)
+        protocol = call.prepared.protocol
+        usage, usage_note = checked_usage(reply, call, counter, settings)
+        truncated = reply.response_metadata.get("finish_reason") == "length"
+        proposal = _parse(protocol, reply, truncated)
         entry: ReasoningEntry = {
-            "step": step,
+            "step": call.step,
             "thought": proposal["thought"],
             "action": proposal.get("tool"),
             "action_input": proposal.get("arguments"),
+            "tokens": 0,
         }
-        events: list[TraceEvent] = [
-            {
-                "step": step,
-                "event": "model_call",
-                "detail": {
-                    "temperature": state["temperature"],
-                    "usage": usage,
-                    "usage_source": "server" if reported else "estimated",
-                    "prompt_estimate": state.get("prompt_tokens_estimate"),
-                    **_proposal_detail(proposal),
-                },
-            }
-        ]
-        if not reported:
-            events.append(
-                {
-                    "step": step,
-                    "event": "usage_missing",
-                    "detail": {"note": "the server reported no usage; tokens were counted"},
-                }
-            )
-        return {
-            "steps": step,
+        entry["tokens"] = counter.count(reasoning_text(entry))
+        update: dict[str, Any] = {
+            "steps": call.step,
             "usage": usage,
             "proposal": proposal,
             "result": None,
+            "rule": None,
             "tool_attempts": 0,
             "reasoning_buffer": windowed([entry], settings.reasoning_window),
-            "trace": events,
         }
-
-    return think
-
-
-def _prepare(
-    model: BaseChatModel, settings: AgentSettings, tools: list[BaseTool]
-) -> tuple[Any, dict[str, Any]]:
-    """The model and call arguments for this step's protocol."""
-    if settings.protocol == "native":
-        return (model.bind_tools(tools) if tools else model), {}
-    if settings.protocol == "json_schema":
-        return model, {"response_format": response_format(tools)}
-    return model, {}
-
-
-def _parse(reply: AIMessage, settings: AgentSettings) -> Proposal:
-    if settings.protocol == "native":
-        return parse_native(reply)
-    if settings.protocol == "json_schema":
-        return parse_json_action(reply.text)
-    return parse_react(reply.text)
+        if proposal["kind"] == "action":
+            tool = self.deps.registry.get(proposal.get("tool", ""))
+            proposal["gate"] = decisions.gate(state, proposal, tool, settings)
+            if rule := decisions.approval_rule(tool, settings):
+                proposal["rule"] = rule
+        emit(call.step, "model_call", _call_detail(state, call, usage, usage_note, proposal))
+        if usage_note:
+            emit(call.step, "usage_counted", {"note": usage_note})
+        proposal.pop("raw", None)  # kept in the trace, not in every checkpoint
+        if proposal["kind"] == "action" and proposal["gate"] != "repeat":
+            return update
+        after: Any = {**state, "steps": call.step, "usage": add_usage(state.get("usage"), usage)}
+        closed = close_step(
+            after, settings, counter, proposal=proposal, result=None, protocol=protocol
+        )
+        return update | closed
 
 
-def _call(
-    model: Any, messages: list[BaseMessage], kwargs: dict[str, Any], settings: AgentSettings
-) -> AIMessage:
-    try:
-        reply = model.invoke(messages, **kwargs)
-    except openai.LengthFinishReasonError as exc:
-        return _cut_off_reply(exc)  # a schema-constrained reply hit max_tokens
-    except openai.APITimeoutError as exc:  # a subclass of APIConnectionError: check it first
+def _parse(protocol: OutputProtocol, reply: AIMessage, truncated: bool) -> Proposal:
+    proposal = protocol.parse(reply, truncated=truncated)
+    proposal["raw"] = reply.text
+    return proposal
+
+
+def checked_usage(
+    reply: AIMessage, call: Call, counter: TokenCounter, settings: AgentSettings
+) -> tuple[Usage, str | None]:
+    """The server's usage when it is plausible; otherwise a count, and why (for the trace).
+
+    Usage is untrusted input: negative, non-integer, inconsistent or absurd figures (more
+    than four times the prompt's own count plus a margin, or more output than max_tokens
+    allows) would let a run spend without limit or trip its budget at once.
+    """
+    meta: Any = reply.usage_metadata
+    problem = _usage_problem(meta, call.prompt_tokens, settings.max_tokens)
+    if problem is None:
+        return (
+            {
+                "input_tokens": meta["input_tokens"],
+                "output_tokens": meta["output_tokens"],
+                "total_tokens": meta["total_tokens"],
+            },
+            None,
+        )
+    prompt = count_messages(counter, call.messages)
+    output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
+    return {
+        "input_tokens": prompt,
+        "output_tokens": output,
+        "total_tokens": prompt + output,
+    }, problem
+
+
+def _usage_problem(meta: Any, prompt_tokens: int, max_tokens: int) -> str | None:
+    if not meta or not meta.get("total_tokens"):
+        return "the server reported no usage; tokens were counted"
+    values = [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        return f"the server reported unusable usage {values}; tokens were counted"
+    inp, out, total = values
+    if total != inp + out:
+        return f"the server's usage does not add up ({inp} + {out} != {total}); tokens were counted"
+    if inp > 4 * prompt_tokens + 2048 or out > 2 * max_tokens + 64:
+        return (
+            f"the server's usage is implausible ({inp} in, {out} out for a prompt of "
+            f"~{prompt_tokens} tokens and max_tokens {max_tokens}); tokens were counted"
+        )
+    return None
+
+
+def _tool_call_text(reply: AIMessage) -> str:
+    return " ".join(f"{c['name']} {c['args']}" for c in reply.tool_calls)
+
+
+def _call_detail(
+    state: AgentState, call: Call, usage: Usage, usage_note: str | None, proposal: Proposal
+) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "temperature": state["temperature"],
+        "usage": usage,
+        "usage_source": "server" if usage_note is None else "counted",
+        "prompt_estimate": call.prompt_tokens,
+        "kind": proposal["kind"],
+        "thought": proposal["thought"],
+    }
+    for key in ("tool", "arguments", "answer", "error", "gate", "raw"):
+        if key in proposal:
+            detail[key] = proposal[key]  # type: ignore[literal-required]
+    return detail
+
+
+def _reply_or_raise(exc: Exception, call: Call, settings: AgentSettings) -> AIMessage:
+    """A reply cut off inside a schema-constrained parse becomes a truncated reply; any
+    other failure of the endpoint is a ModelCallError that names it."""
+    if not any(cls.__module__.startswith("openai") for cls in type(exc).__mro__):
+        raise exc
+    import openai  # only an OpenAI client raises these; importing it costs start-up time
+
+    where = _where(call, settings)
+    if isinstance(exc, openai.LengthFinishReasonError):
+        return _cut_off_reply(exc)
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError
         raise ModelCallError(
-            f"the model at {_where(model, settings)} did not answer within "
-            f"{settings.request_timeout:g}s (raise request_timeout for a slow server)"
+            f"the model at {where} did not answer within {settings.request_timeout:g}s "
+            "(raise request_timeout for a slow server)"
         ) from exc
-    except openai.APIConnectionError as exc:
-        raise ModelCallError(f"cannot reach the model at {_where(model, settings)}: {exc}") from exc
-    except openai.APIStatusError as exc:
+    if isinstance(exc, openai.APIConnectionError):
+        raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
+    if isinstance(exc, openai.APIStatusError):
         raise ModelCallError(f"the model server answered {exc.status_code}: {exc.message}") from exc
-    if not isinstance(reply, AIMessage):
-        raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
-    return reply
+    raise exc
 
 
-def _where(model: Any, settings: AgentSettings) -> str:
+def _where(call: Call, settings: AgentSettings) -> str:
+    model = call.prepared.model
     bound = getattr(model, "bound", model)  # native protocol wraps the model in a binding
     return str(getattr(bound, "openai_api_base", None) or settings.base_url or "the endpoint")
 
 
-def _cut_off_reply(exc: openai.LengthFinishReasonError) -> AIMessage:
-    """The truncated text and its usage, so the step fails as a parse failure, not a crash."""
+def _cut_off_reply(exc: Any) -> AIMessage:
+    """The truncated text and its usage, so the step is a parse failure that counts."""
     completion = exc.completion
     text = (completion.choices[0].message.content or "") if completion.choices else ""
     usage = completion.usage
@@ -132,31 +253,4 @@ def _cut_off_reply(exc: openai.LengthFinishReasonError) -> AIMessage:
             "output_tokens": usage.completion_tokens,
             "total_tokens": usage.total_tokens,
         }
-    return AIMessage(text, usage_metadata=meta)
-
-
-def _usage(
-    reply: AIMessage, messages: list[BaseMessage], counter: TokenCounter
-) -> tuple[Usage, bool]:
-    """Server-reported usage when present; otherwise a count, flagged as such."""
-    meta = reply.usage_metadata
-    if meta and meta.get("total_tokens"):
-        return (
-            {
-                "input_tokens": meta["input_tokens"],
-                "output_tokens": meta["output_tokens"],
-                "total_tokens": meta["total_tokens"],
-            },
-            True,
-        )
-    prompt = count_messages(counter, messages)
-    output = counter.count(reply.text)
-    return {"input_tokens": prompt, "output_tokens": output, "total_tokens": prompt + output}, False
-
-
-def _proposal_detail(proposal: Proposal) -> dict[str, Any]:
-    detail: dict[str, Any] = {"kind": proposal["kind"], "thought": proposal["thought"]}
-    for key in ("tool", "arguments", "answer", "error"):
-        if key in proposal:
-            detail[key] = proposal[key]  # type: ignore[literal-required]
-    return detail
+    return AIMessage(text, usage_metadata=meta, response_metadata={"finish_reason": "length"})

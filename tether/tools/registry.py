@@ -109,7 +109,29 @@ class ToolRegistry:
             return error(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
         result = self._run(tool, args, config)
-        latency = self._clock() - started
+        return self._finish(name, result, self._clock() - started)
+
+    async def ainvoke(
+        self, name: str, args: Mapping[str, Any] | None, config: RunnableConfig | None = None
+    ) -> Envelope:
+        """:meth:`invoke` for async runs: the tool is awaited, not run in a thread."""
+        tool = self.get(name)
+        if tool is None:
+            return error(self._unknown(name), error_type="unknown_tool")
+        started = self._clock()
+        validated = _validate(tool, args)
+        if isinstance(validated, dict):
+            result = validated
+        else:
+            try:
+                value = await tool.ainvoke(_call_args(validated), config=config)
+            except Exception as exc:
+                result = _failure(tool, exc)
+            else:
+                result = _wrap(value)
+        return self._finish(name, result, self._clock() - started)
+
+    def _finish(self, name: str, result: Envelope, latency: float) -> Envelope:
         result["meta"].setdefault("latency_s", round(latency, 6))
         ok = result["status"] == "success"
         with self._lock:
@@ -133,13 +155,21 @@ class ToolRegistry:
         try:
             value = tool.invoke(_call_args(validated), config=config)
         except Exception as exc:  # a tool's failure is an observation, never a crash
-            message = f"{tool.name} failed: {describe(exc)}"
-            if is_transient(exc):
-                return error(message, error_type="transient")
-            return error(message)
-        if is_envelope(value):
-            return {**value, "meta": dict(value["meta"])}  # type: ignore[typeddict-item]
-        return success(value)
+            return _failure(tool, exc)
+        return _wrap(value)
+
+
+def _failure(tool: BaseTool, exc: Exception) -> Envelope:
+    message = f"{tool.name} failed: {describe(exc)}"
+    if is_transient(exc):
+        return error(message, error_type="transient")
+    return error(message)
+
+
+def _wrap(value: Any) -> Envelope:
+    if is_envelope(value):
+        return {**value, "meta": dict(value["meta"])}  # type: ignore[typeddict-item]
+    return success(value)
 
 
 def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:

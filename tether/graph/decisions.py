@@ -1,0 +1,362 @@
+"""Every decision the loop makes, as pure functions of (state, settings) and facts.
+
+Nodes do the work (call the model, run the tool) and record facts; they ask this module what
+those facts mean: stop or go on before a call (budget, cancel), what to do with a proposed
+call (run, ask, refuse, end on a repeat), whether to retry a failed call and after how long,
+what kind of step it was, and after it whether to stop, switch strategy or cool down.
+Nothing here has side effects; every function is tested on its own.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from tenacity import RetryCallState, wait_exponential
+
+from tether.graph.rules import Rule
+from tether.settings import AgentSettings
+from tether.state import (
+    FAILURE_KINDS,
+    TOOL_ERROR_TYPES,
+    AgentState,
+    Gate,
+    Proposal,
+    RuleVerdict,
+    StepRecord,
+    ToolResult,
+    Usage,
+    Verdict,
+)
+from tether.tools.marks import has_side_effects
+
+SUMMARY_CHARS = 300
+LOOP_ORIGIN = "tether"
+"""``meta.origin`` of results the loop wrote itself (a refused repeat, a rejected call)."""
+
+
+# --- before a model call ----------------------------------------------------------------------
+
+
+def before_call(
+    state: AgentState, settings: AgentSettings, *, prompt_tokens: int, cancelled: str | None
+) -> Verdict | None:
+    """Stop instead of spending: a cancel request, or a prompt that alone would cross the
+    token budget."""
+    if cancelled is not None:
+        return {"status": "cancelled", "reason": f"cancelled: {cancelled}"}
+    usage = state.get("usage")
+    spent = usage["total_tokens"] if usage else 0
+    if spent + prompt_tokens <= settings.token_budget:
+        return None
+    return {
+        "status": "partial",
+        "reason": (
+            f"token budget {settings.token_budget} would be exceeded: spent {spent}, "
+            f"next prompt ~{prompt_tokens} tokens"
+        ),
+    }
+
+
+# --- a proposed call --------------------------------------------------------------------------
+
+
+def approval_rule(tool: BaseTool | None, settings: AgentSettings) -> str | None:
+    """Why this tool waits for approval (which setting or mark asks for it), or None."""
+    if tool is None:
+        return None
+    if settings.approval_tools is None:
+        return "marked side_effects" if has_side_effects(tool) else None
+    return "listed in approval_tools" if tool.name in settings.approval_tools else None
+
+
+def gate(
+    state: AgentState, proposal: Proposal, tool: BaseTool | None, settings: AgentSettings
+) -> Gate:
+    """What to do with a proposed call: refuse a call that failed on its last two runs; end
+    on the ``repeat_limit``-th identical call; ask first when approval is needed; else run."""
+    fingerprint = proposal.get("fingerprint", "")
+    history = state.get("history", [])
+    runs = [r for r in history if r["fingerprint"] == fingerprint and r["kind"] not in _NOT_RUN]
+    if len(runs) >= 2 and all(r["kind"] in FAILURE_KINDS for r in runs[-2:]):
+        return "refuse"
+    if state.get("executed", []).count(fingerprint) >= settings.repeat_limit - 1:
+        return "repeat"
+    return "approve" if approval_rule(tool, settings) else "run"
+
+
+_NOT_RUN = frozenset({"refused", "repeat", "rejected"})
+
+
+# --- a tool result ----------------------------------------------------------------------------
+
+
+def judge(
+    rules: Sequence[Rule], state: AgentState, result: ToolResult, settings: AgentSettings
+) -> RuleVerdict | None:
+    """The first decisive rule's verdict, tagged with the rule's name. A rule that raises or
+    answers nonsense is a bug in that rule: it is reported, not obeyed."""
+    for rule in rules:
+        decision: Any = rule(state, _copy(result), settings)
+        if not isinstance(decision, dict):
+            continue
+        action = decision.get("action", "continue")
+        if action not in ("retry", "switch", "stop"):
+            continue
+        verdict: RuleVerdict = {
+            "action": action,
+            "reason": str(decision.get("reason", "")),
+            "rule": getattr(rule, "__name__", type(rule).__name__),
+        }
+        if action == "stop":
+            verdict["status"] = _stop_status(decision.get("status"))
+        return verdict
+    return None
+
+
+def _stop_status(value: Any) -> Any:
+    """A rule may stop a run as failed, partial or completed-with-answer never: a stop is
+    ``failed`` unless the rule names another terminal, non-success status."""
+    return value if value in ("failed", "partial", "no_progress") else "failed"
+
+
+def _copy(result: ToolResult) -> ToolResult:
+    return {**result, "meta": dict(result["meta"])}  # type: ignore[typeddict-item]
+
+
+def wants_retry(
+    result: ToolResult, rule: RuleVerdict | None, attempts: int, settings: AgentSettings
+) -> bool:
+    """Retry in place a transient failure, or a result a rule wants retried, while attempts
+    remain (``tool_attempts`` counts the first one)."""
+    transient = result["status"] == "error" and result["meta"].get("error_type") == "transient"
+    asked = rule is not None and rule["action"] == "retry"
+    return (transient or asked) and attempts < settings.tool_attempts
+
+
+def backoff_delay(attempt: int, settings: AgentSettings, rng: random.Random) -> float:
+    """Full jitter over tenacity's exponential schedule before retry number ``attempt``.
+
+    tenacity gives the ceiling (``retry_base_delay * 2**(attempt-1)``, capped at
+    ``retry_max_delay``); the jitter is drawn from the run's seeded ``rng`` so tests and
+    benchmarks can replay it (tenacity's own jitter uses the global random module).
+    """
+    call = RetryCallState(None, None, (), {})  # type: ignore[arg-type]  # no Retrying needed
+    call.attempt_number = attempt
+    ceiling = wait_exponential(multiplier=settings.retry_base_delay, max=settings.retry_max_delay)
+    return rng.uniform(0, ceiling(call))
+
+
+# --- what kind of step it was -----------------------------------------------------------------
+
+
+def classify(
+    step: int,
+    proposal: Proposal,
+    result: ToolResult | None,
+    rule: RuleVerdict | None,
+    settings: AgentSettings,
+) -> StepRecord:
+    """What kind of step this was, with a one-line summary written by tether."""
+    if proposal["kind"] == "final":
+        answer = proposal.get("answer", "")
+        if answer.strip():
+            return _record(step, "final", answer, None)
+        return _record(step, "parse_failure", "the final answer is empty", "final:")
+    if proposal["kind"] == "invalid":
+        thought = " ".join(proposal["thought"].split()).lower()
+        key = f"thought:{thought}" if thought else None
+        return _record(step, "parse_failure", proposal.get("error", ""), key)
+    fingerprint = proposal.get("fingerprint")
+    tool = proposal.get("tool", "")
+    if result is None:
+        return _record(
+            step,
+            "repeat",
+            f"{tool} proposed with the same arguments for the "
+            f"{_ordinal(settings.repeat_limit)} time: {fingerprint}",
+            fingerprint,
+        )
+    if rule is not None and rule["action"] in ("switch", "retry"):
+        return _record(step, "rule_failure", f"{rule['rule']}: {rule['reason']}", fingerprint)
+    if result["status"] == "success":
+        return _record(step, "success", f"{tool} succeeded", fingerprint)
+    return _record(step, _error_kind(result), result.get("message", ""), fingerprint)
+
+
+def _error_kind(result: ToolResult) -> Any:
+    """Whatever a tool calls its error, an executed call that failed is a tool error unless it
+    is one of the registry's own kinds, or the loop's own (refused, rejected)."""
+    meta = result["meta"]
+    kind = str(meta.get("error_type", "tool_error"))
+    if meta.get("origin") == LOOP_ORIGIN or kind in TOOL_ERROR_TYPES:
+        return kind
+    return "tool_error"
+
+
+def _record(step: int, kind: Any, summary: str, fingerprint: str | None) -> StepRecord:
+    return {
+        "step": step,
+        "kind": kind,
+        "summary": summary[:SUMMARY_CHARS],
+        "fingerprint": fingerprint,
+    }
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+# --- after a step -----------------------------------------------------------------------------
+
+
+@dataclass
+class Assessment:
+    """What a finished step changes: counters, the next prompt's notes, and whether to stop."""
+
+    record: StepRecord
+    success_streak: int
+    failure_streak: int
+    temperature: float
+    hints: list[str] = field(default_factory=list)
+    verdict: Verdict | None = None
+
+    @property
+    def decision(self) -> str:
+        if self.verdict:
+            return "stop"
+        return "switch" if self.record["kind"] in FAILURE_KINDS and self.hints else "continue"
+
+
+def assess(
+    state: AgentState,
+    record: StepRecord,
+    rule: RuleVerdict | None,
+    settings: AgentSettings,
+    *,
+    failure_note: str | None = None,
+) -> Assessment:
+    """The counters after ``record``, the notes for the next prompt, and the verdict.
+    ``failure_note`` is the protocol's own note for a reply it could not parse."""
+    history = [*state.get("history", []), record]
+    failed = record["kind"] in FAILURE_KINDS
+    success_streak = state.get("success_streak", 0) + 1 if record["kind"] == "success" else 0
+    failure_streak = state.get("failure_streak", 0) + 1 if failed else 0
+    hints: list[str] = []
+    if failure_note:
+        hints.append(failure_note)
+    if rule is not None and rule["action"] == "switch":
+        hints.append(f"Rule {rule['rule']}: {rule['reason']}")
+    if hint := switch_hint(history, failure_streak, settings):
+        hints.append(hint)
+    verdict = _rule_stop(rule) or after_step(state, history, failure_streak, settings)
+    return Assessment(
+        record=record,
+        success_streak=success_streak,
+        failure_streak=failure_streak,
+        temperature=temperature_for(success_streak, settings),
+        hints=hints,
+        verdict=verdict,
+    )
+
+
+def after_step(
+    state: AgentState, history: list[StepRecord], failure_streak: int, settings: AgentSettings
+) -> Verdict | None:
+    """Whether the run ends after the step just recorded, and why. First match wins."""
+    last = history[-1]
+    steps = state.get("steps", 0)
+    if last["kind"] == "final":
+        return {"status": "completed", "reason": f"final answer after {steps} step(s)"}
+    if last["kind"] == "repeat":
+        return {"status": "no_progress", "reason": last["summary"]}
+    if repeated_thought(history):
+        return {
+            "status": "no_progress",
+            "reason": f"the same Thought with no Action twice in a row: {last['summary']}",
+        }
+    if tripped := breaker(history, failure_streak, settings):
+        return tripped
+    if spent := over_budget(state.get("usage"), settings):
+        return spent
+    if steps >= settings.max_iters:
+        return {
+            "status": "max_steps",
+            "reason": f"step cap reached: {settings.max_iters} model calls without a final answer",
+        }
+    return None
+
+
+def repeated_thought(history: list[StepRecord]) -> bool:
+    """Two consecutive replies with the same Thought and no Action (the design note's loop)."""
+    if len(history) < 2:
+        return False
+    a, b = history[-2], history[-1]
+    return (
+        a["kind"] == b["kind"] == "parse_failure"
+        and a["fingerprint"] is not None
+        and a["fingerprint"] == b["fingerprint"]
+    )
+
+
+def breaker(
+    history: list[StepRecord], failure_streak: int, settings: AgentSettings
+) -> Verdict | None:
+    """``breaker_failures`` consecutive failed steps open the circuit, listing each."""
+    if failure_streak < settings.breaker_failures:
+        return None
+    listed = "; ".join(
+        f"step {r['step']} {r['kind']}: {r['summary']}" for r in history[-failure_streak:]
+    )
+    return {
+        "status": "failed",
+        "reason": f"circuit breaker: {failure_streak} consecutive failed steps ({listed})",
+    }
+
+
+def over_budget(usage: Usage | None, settings: AgentSettings) -> Verdict | None:
+    if usage is None or usage["total_tokens"] <= settings.token_budget:
+        return None
+    return {
+        "status": "partial",
+        "reason": (
+            f"token budget {settings.token_budget} exceeded: spent {usage['total_tokens']} "
+            f"({usage['input_tokens']} in, {usage['output_tokens']} out)"
+        ),
+    }
+
+
+def temperature_for(success_streak: int, settings: AgentSettings) -> float:
+    """Explore less once the run is going well."""
+    if success_streak >= settings.calm_after_successes:
+        return settings.calm_temperature
+    return settings.temperature
+
+
+def switch_hint(
+    history: list[StepRecord], failure_streak: int, settings: AgentSettings
+) -> str | None:
+    """After enough consecutive failures, tell the model to change course. The note names the
+    failed step and its kind only: the failure's text (a tool's words) stays in the tool
+    results section, quoted, and never becomes a controller note."""
+    if failure_streak < settings.switch_after_failures:
+        return None
+    last = history[-1]
+    what = f"step {last['step']} ({last['kind'].replace('_', ' ')})"
+    return (
+        f"Your last {failure_streak} steps failed; the latest was {what}. "
+        "Do not repeat it: use another tool, or the same tool with different arguments."
+    )
+
+
+def _rule_stop(rule: RuleVerdict | None) -> Verdict | None:
+    if rule is None or rule["action"] != "stop":
+        return None
+    return {
+        "status": rule.get("status", "failed"),
+        "reason": f"rule {rule['rule']}: {rule['reason']}",
+    }

@@ -1,0 +1,93 @@
+"""Close a step: record what kind it was, update every counter and buffer, and, when the
+decision module says so, end the run with its status, reason and answer.
+
+Whichever node finishes a step (the model's node for an answer, an unreadable reply or a
+repeat; the tool's node for a result; the refusal and approval nodes for theirs) closes it
+here, so the bookkeeping exists once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tether.graph import decisions
+from tether.llm.protocols import OutputProtocol
+from tether.memory.render import result_text
+from tether.memory.tokens import TokenCounter
+from tether.nodes.base import emit
+from tether.settings import AgentSettings
+from tether.state import (
+    AgentState,
+    Proposal,
+    RuleVerdict,
+    ToolResult,
+    ToolResultEntry,
+    Verdict,
+    windowed,
+)
+
+
+def close_step(
+    state: AgentState,
+    settings: AgentSettings,
+    counter: TokenCounter,
+    *,
+    proposal: Proposal,
+    result: ToolResult | None,
+    rule: RuleVerdict | None = None,
+    protocol: OutputProtocol | None = None,
+) -> dict[str, Any]:
+    """The state update that closes the current step. ``state`` must already hold this
+    step's ``steps`` and ``usage``; ``protocol`` writes the note after an unusable reply."""
+    step = state.get("steps", 0)
+    record = decisions.classify(step, proposal, result, rule, settings)
+    note = None
+    if record["kind"] == "parse_failure" and protocol is not None:
+        note = protocol.failure_note(record["summary"])
+    outcome = decisions.assess(state, record, rule, settings, failure_note=note)
+    update: dict[str, Any] = {
+        "history": [record],
+        "success_streak": outcome.success_streak,
+        "failure_streak": outcome.failure_streak,
+        "parse_failures": state.get("parse_failures", 0) + (record["kind"] == "parse_failure"),
+        "temperature": outcome.temperature,
+        "hints": outcome.hints,
+        "tool_attempts": 0,
+    }
+    if result is not None and proposal["kind"] == "action":
+        entry: ToolResultEntry = {
+            "step": step,
+            "tool": proposal.get("tool", ""),
+            "arguments": proposal.get("arguments", {}),
+            "result": result,
+            "tokens": 0,
+        }
+        entry["tokens"] = counter.count(result_text(entry))
+        update["tool_buffer"] = windowed([entry], settings.tool_window)
+    emit(
+        step,
+        "decision",
+        {
+            "step_kind": record["kind"],
+            "decision": outcome.decision,
+            "reason": outcome.verdict["reason"] if outcome.verdict else record["summary"],
+            "success_streak": outcome.success_streak,
+            "failure_streak": outcome.failure_streak,
+            "next_temperature": outcome.temperature,
+            "hints": outcome.hints,
+        },
+    )
+    if outcome.verdict:
+        answer = proposal.get("answer") if outcome.verdict["status"] == "completed" else None
+        update |= end_run(state, outcome.verdict, answer)
+    return update
+
+
+def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> dict[str, Any]:
+    """The outcome fields for a run that stops here (and the trace's finish event)."""
+    emit(
+        state.get("steps", 0),
+        "finish",
+        {"status": verdict["status"], "reason": verdict["reason"], "usage": state.get("usage")},
+    )
+    return {"status": verdict["status"], "reason": verdict["reason"], "answer": answer}

@@ -1,0 +1,241 @@
+"""The agent's state: the task, both memory buffers, every counter and the outcome.
+
+This is a leaf module (it imports nothing else from tether), so any part of the package can
+use its types. Everything the loop decides from is here, and every value is plain JSON-safe
+data, so a checkpoint is a complete, resumable picture of a run. What is only worth watching
+(the trace) is streamed, not stored: see :class:`TraceEvent`.
+
+Statuses and failure kinds are listed here, once.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, NotRequired, get_args
+
+from typing_extensions import TypedDict
+
+# --- the vocabulary ---------------------------------------------------------------------------
+
+Status = Literal[
+    "running", "completed", "partial", "failed", "max_steps", "no_progress", "cancelled"
+]
+"""``running`` while the loop works; every other value ends the run (see the README's table)."""
+
+TERMINAL_STATUSES: frozenset[str] = frozenset(get_args(Status)) - {"running"}
+
+FailureKind = Literal[
+    "tool_error",  # the tool ran (or was called) and failed
+    "validation_error",  # the arguments did not match the tool's schema
+    "unknown_tool",  # no tool of that name is registered
+    "transient",  # a timeout, rate limit or 5xx still failing after the retries
+    "refused",  # the loop would not run a call that failed twice with these arguments
+    "rejected",  # the operator rejected the call at an approval gate
+    "parse_failure",  # the reply could not be read as an action or a final answer
+    "rule_failure",  # a rule judged a successful result a failure
+]
+StepKind = Literal["success", "final", "repeat"] | FailureKind
+FAILURE_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
+
+TOOL_ERROR_TYPES: frozenset[str] = frozenset(
+    {"tool_error", "validation_error", "unknown_tool", "transient"}
+)
+"""What a tool call itself can fail with; "refused" and "rejected" are the loop's own."""
+
+Gate = Literal["run", "approve", "refuse", "repeat"]
+"""What the loop does with a proposed call: run it, ask first, refuse it, or end on a repeat."""
+
+
+# --- records ----------------------------------------------------------------------------------
+
+
+class Usage(TypedDict):
+    """Tokens as the server reported them (or as counted, when it did not)."""
+
+    input_tokens: int
+    output_tokens: int
+    total_tokens: int
+
+
+ZERO_USAGE: Usage = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
+
+
+class Proposal(TypedDict):
+    """What the model's latest reply asked for."""
+
+    kind: Literal["action", "final", "invalid"]
+    thought: str
+    tool: NotRequired[str]
+    arguments: NotRequired[dict[str, Any]]
+    answer: NotRequired[str]
+    error: NotRequired[str]  # why an invalid reply could not be used
+    fingerprint: NotRequired[str]  # tool + canonical arguments, for repeat checks
+    gate: NotRequired[Gate]  # set by the loop for actions, never by the model
+    rule: NotRequired[str]  # why the call is gated: which setting or mark asked for approval
+    raw: NotRequired[str]  # the reply as received; not kept in state
+
+
+class ToolResult(TypedDict):
+    """A tool call's outcome as the loop records it. Only tether's code builds these: what a
+    tool returns is always ``data``, never a result of its own choosing."""
+
+    status: Literal["success", "error"]
+    data: NotRequired[Any]
+    message: NotRequired[str]
+    meta: dict[str, Any]  # error_type, transient, latency_s, retry_count, confidence_score...
+
+
+class RuleVerdict(TypedDict):
+    """A rule's judgement of a result, recorded by the loop beside (never inside) the result."""
+
+    action: Literal["retry", "switch", "stop"]
+    reason: str
+    status: NotRequired[Status]  # for stop
+    rule: str  # the rule's name
+
+
+class Verdict(TypedDict):
+    """A decision to end the run."""
+
+    status: Status
+    reason: str
+
+
+class StepRecord(TypedDict):
+    """How one step ended, as the loop's counters see it."""
+
+    step: int
+    kind: StepKind
+    summary: str
+    fingerprint: str | None
+
+
+class ReasoningEntry(TypedDict):
+    """What the model thought and chose at one step."""
+
+    step: int
+    thought: str
+    action: str | None
+    action_input: dict[str, Any] | None
+    tokens: int  # counted once, when the entry is made
+
+
+class ToolResultEntry(TypedDict):
+    """What one tool call returned, as the prompt will show it."""
+
+    step: int
+    tool: str
+    arguments: dict[str, Any]
+    result: ToolResult
+    tokens: int  # counted once, when the entry is made
+
+
+class TraceEvent(TypedDict):
+    """One thing that happened, streamed as it happens (``stream_mode="custom"``).
+
+    ``event`` is one of: start, model_call, usage_counted, memory_trimmed, tool_call,
+    approval, refused, decision, finish.
+    """
+
+    step: int
+    event: str
+    detail: dict[str, Any]
+
+
+# --- reducers ---------------------------------------------------------------------------------
+
+
+class WindowedAppend(TypedDict):
+    """An update that appends ``append`` and keeps the last ``window`` entries."""
+
+    append: list[Any]
+    window: int
+
+
+def windowed(items: list[Any], window: int) -> WindowedAppend:
+    return {"append": items, "window": window}
+
+
+def keep_window(current: list[Any] | None, update: WindowedAppend | list[Any]) -> list[Any]:
+    """Reducer for the buffers: a list replaces the buffer; a WindowedAppend appends and trims,
+    so no node can forget to keep the window."""
+    if isinstance(update, list):
+        return list(update)
+    merged = [*(current or []), *update["append"]]
+    return merged[-update["window"] :]
+
+
+def add_usage(current: Usage | None, spent: Usage) -> Usage:
+    """Reducer: usage accumulates over the run (and over a resumed run)."""
+    base = current or ZERO_USAGE
+    return {
+        "input_tokens": base["input_tokens"] + spent["input_tokens"],
+        "output_tokens": base["output_tokens"] + spent["output_tokens"],
+        "total_tokens": base["total_tokens"] + spent["total_tokens"],
+    }
+
+
+def append(current: list[Any] | None, new: list[Any]) -> list[Any]:
+    """Reducer: append-only lists."""
+    return [*(current or []), *new]
+
+
+# --- the graph's schemas ----------------------------------------------------------------------
+
+
+class InputState(TypedDict):
+    """What a caller passes to start a run."""
+
+    task: str
+
+
+class AgentState(TypedDict, total=False):
+    """The whole state of one run, as checkpointed after every node."""
+
+    # --- input and identity ---------------------------------------------------------------
+    task: str
+    """The user's task, stripped."""
+    run_id: str
+    """Stable across resume; tools derive idempotency keys from it."""
+
+    # --- memory -------------------------------------------------------------------------
+    reasoning_buffer: Annotated[list[ReasoningEntry], keep_window]
+    """The last ``reasoning_window`` thoughts and actions."""
+    tool_buffer: Annotated[list[ToolResultEntry], keep_window]
+    """The last ``tool_window`` tool results."""
+
+    # --- counters -----------------------------------------------------------------------
+    steps: int
+    """Model calls made (the step cap counts these)."""
+    success_streak: int
+    """Consecutive successful tool steps (lowers the temperature)."""
+    failure_streak: int
+    """Consecutive failed steps (the strategy switch and the circuit breaker read it)."""
+    parse_failures: int
+    """Replies that could not be read, over the run."""
+    tool_attempts: int
+    """Attempts of the call in flight (retries of a transient failure included)."""
+    tool_retries: int
+    """Retries over the run."""
+    usage: Annotated[Usage, add_usage]
+    """Tokens spent over the run; nodes write deltas."""
+    temperature: float
+    """Sampling temperature for the next model call."""
+    hints: list[str]
+    """Controller notes for the next prompt. Written by tether only, never from tool text."""
+    executed: Annotated[list[str], append]
+    """Fingerprints of every call run, for the repeat check."""
+    history: Annotated[list[StepRecord], append]
+    """One record per step."""
+
+    # --- the step in flight -------------------------------------------------------------
+    proposal: Proposal | None
+    """The latest reply, parsed; ``gate`` says what the loop does with an action."""
+    result: ToolResult | None
+    """The result of the call in flight (or of its refusal or rejection)."""
+    rule: RuleVerdict | None
+    """A rule's judgement of ``result``."""
+
+    # --- outcome ------------------------------------------------------------------------
+    status: Status
+    reason: str
+    answer: str | None
