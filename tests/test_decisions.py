@@ -9,6 +9,7 @@ import pytest
 
 from tether import AgentSettings, ToolRegistry, tool
 from tether.graph import decisions, routing
+from tether.state import call_key, record_calls
 
 SETTINGS = AgentSettings()
 
@@ -45,29 +46,40 @@ def test_fresh_action_runs() -> None:
     assert decisions.gate({}, action(), lookup, SETTINGS) == "run"  # type: ignore[arg-type]
 
 
+def calls(*events: tuple[str, str | None]) -> Any:
+    """The ``calls`` field after these (fingerprint, outcome) runs; None: ran, not closed."""
+    updates: list[Any] = []
+    for fp, outcome in events:
+        updates.append({"key": call_key(fp), "ran": True})
+        if outcome:
+            updates.append({"key": call_key(fp), "outcome": outcome})
+    return record_calls(None, updates)
+
+
 def test_action_that_failed_twice_is_refused() -> None:
     fp = 'lookup{"key":"a"}'
-    state: Any = {
-        "history": [rec("tool_error", 1, fp), rec("success", 2, "other"), rec("tool_error", 3, fp)],
-        "executed": [fp, "other", fp],
-    }
+    state: Any = {"calls": calls((fp, "tool_error"), ("other", "success"), (fp, "tool_error"))}
     assert decisions.gate(state, action(fp), lookup, SETTINGS) == "refuse"  # type: ignore[arg-type]
 
 
 def test_action_that_failed_then_succeeded_is_not_refused() -> None:
     fp = 'lookup{"key":"a"}'
-    state: Any = {
-        "history": [rec("tool_error", 1, fp), rec("success", 2, fp)],
-        "executed": [fp, fp],
-    }
-    assert decisions.gate(state, action(fp), lookup, AgentSettings(repeat_limit=4)) == "run"  # type: ignore[arg-type]
+    state: Any = {"calls": calls((fp, "tool_error"), (fp, "success"))}
+    settings = AgentSettings(repeat_limit=4)
+    assert decisions.gate(state, action(fp), lookup, settings) == "run"  # type: ignore[arg-type]
+
+
+def test_calls_are_remembered_boundedly() -> None:
+    many = calls(*((f"t{i}", "success") for i in range(100)))
+    assert len(many) == 16 and call_key("t99") in many and call_key("t0") not in many
 
 
 def test_third_identical_call_is_a_repeat() -> None:
     fp = 'lookup{"key":"a"}'
-    state: Any = {"executed": [fp, fp], "history": []}
+    state: Any = {"calls": calls((fp, "success"), (fp, "success"))}
     assert decisions.gate(state, action(fp), lookup, SETTINGS) == "repeat"  # type: ignore[arg-type]
-    assert decisions.gate(state, action(fp), lookup, AgentSettings(repeat_limit=4)) == "run"  # type: ignore[arg-type]
+    settings = AgentSettings(repeat_limit=4)
+    assert decisions.gate(state, action(fp), lookup, settings) == "run"  # type: ignore[arg-type]
 
 
 def test_side_effects_or_the_setting_gate_a_call_for_approval() -> None:

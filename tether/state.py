@@ -10,6 +10,7 @@ Statuses and failure kinds are listed here, once.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
 from typing_extensions import TypedDict
@@ -141,6 +142,31 @@ class TraceEvent(TypedDict):
     detail: dict[str, Any]
 
 
+class CallRecord(TypedDict):
+    """One distinct call (tool + arguments) over the run, for the refuse and repeat gates."""
+
+    runs: int  # times it was run (retries of one attempt not counted)
+    outcomes: list[str]  # step kinds of its last two outcomes, refusals and repeats aside
+
+
+class CallEvent(TypedDict):
+    """An update to :class:`CallRecord`: the call ran, or one of its steps closed."""
+
+    key: str
+    ran: NotRequired[bool]
+    outcome: NotRequired[str]
+
+
+CALLS_KEPT = 16
+HISTORY_KEPT = 4
+"""Distinct calls remembered (most recent first kept), so the state stays bounded."""
+
+
+def call_key(fingerprint: str) -> str:
+    """A short, stable key for a call's fingerprint (which may be long)."""
+    return hashlib.sha1(fingerprint.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
 # --- reducers ---------------------------------------------------------------------------------
 
 
@@ -174,9 +200,23 @@ def add_usage(current: Usage | None, spent: Usage) -> Usage:
     }
 
 
-def append(current: list[Any] | None, new: list[Any]) -> list[Any]:
-    """Reducer: append-only lists."""
-    return [*(current or []), *new]
+def record_calls(
+    current: dict[str, CallRecord] | None, events: list[CallEvent]
+) -> dict[str, CallRecord]:
+    """Reducer for ``calls``: count runs, keep the last two outcomes, forget the oldest
+    calls past :data:`CALLS_KEPT`."""
+    calls = dict(current or {})
+    for event in events:
+        old = calls.pop(event["key"], {"runs": 0, "outcomes": []})
+        record: CallRecord = {"runs": old["runs"], "outcomes": list(old["outcomes"])}
+        if event.get("ran"):
+            record["runs"] += 1
+        if "outcome" in event:
+            record["outcomes"] = [*record["outcomes"], event["outcome"]][-2:]
+        calls[event["key"]] = record  # re-inserted: the most recent go last
+    while len(calls) > CALLS_KEPT:
+        del calls[next(iter(calls))]
+    return calls
 
 
 # --- the graph's schemas ----------------------------------------------------------------------
@@ -222,10 +262,11 @@ class AgentState(TypedDict, total=False):
     """Sampling temperature for the next model call."""
     hints: list[str]
     """Controller notes for the next prompt. Written by tether only, never from tool text."""
-    executed: Annotated[list[str], append]
-    """Fingerprints of every call run, for the repeat check."""
-    history: Annotated[list[StepRecord], append]
-    """One record per step."""
+    calls: Annotated[dict[str, CallRecord], record_calls]
+    """Each distinct call's runs and last outcomes, for the refuse and repeat gates."""
+    history: Annotated[list[StepRecord], keep_window]
+    """The last steps' records: as many as the breaker and the switch need, at least
+    ``HISTORY_KEPT``. The trace has every step."""
 
     # --- the step in flight -------------------------------------------------------------
     proposal: Proposal | None

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
+import time
 from collections.abc import Sequence
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel, LanguageModelInput
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
@@ -36,15 +38,18 @@ class ScriptedChatModel(BaseChatModel):
 
     Each reply is a string or an AIMessage. Replies without ``usage_metadata`` get one,
     counted with tiktoken, so budgets behave as with a real server. Set ``usage=False`` to
-    script a server that reports no usage. Running out of replies raises
+    script a server that reports no usage. ``latency`` (seconds) makes every call wait, like
+    a server would: ``time.sleep`` in sync runs, ``asyncio.sleep`` in async ones, so async
+    runs overlap as they would against a real endpoint. Running out of replies raises
     :class:`ScriptExhaustedError`, naming how many were scripted.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    responses: list[str | AIMessage]
+    responses: list[str | AIMessage] = Field(repr=False)
     usage: bool = True
-    calls: list[ScriptedCall] = Field(default_factory=list)
+    latency: float = 0.0
+    calls: list[ScriptedCall] = Field(default_factory=list, repr=False)
     _index: int = PrivateAttr(default=0)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
@@ -63,6 +68,22 @@ class ScriptedChatModel(BaseChatModel):
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
     ) -> ChatResult:
+        if self.latency:
+            time.sleep(self.latency)
+        return self._reply(messages, kwargs)
+
+    async def _agenerate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        return self._reply(messages, kwargs)
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         with self._lock:
             if self._index >= len(self.responses):
                 raise ScriptExhaustedError(

@@ -21,6 +21,7 @@ from tether.graph.rules import Rule
 from tether.settings import AgentSettings
 from tether.state import (
     FAILURE_KINDS,
+    HISTORY_KEPT,
     TOOL_ERROR_TYPES,
     AgentState,
     Gate,
@@ -30,6 +31,7 @@ from tether.state import (
     ToolResult,
     Usage,
     Verdict,
+    call_key,
 )
 from tether.tools.marks import has_side_effects
 
@@ -78,17 +80,23 @@ def gate(
 ) -> Gate:
     """What to do with a proposed call: refuse a call that failed on its last two runs; end
     on the ``repeat_limit``-th identical call; ask first when approval is needed; else run."""
-    fingerprint = proposal.get("fingerprint", "")
-    history = state.get("history", [])
-    runs = [r for r in history if r["fingerprint"] == fingerprint and r["kind"] not in _NOT_RUN]
-    if len(runs) >= 2 and all(r["kind"] in FAILURE_KINDS for r in runs[-2:]):
-        return "refuse"
-    if state.get("executed", []).count(fingerprint) >= settings.repeat_limit - 1:
-        return "repeat"
+    record = state.get("calls", {}).get(call_key(proposal.get("fingerprint", "")))
+    if record is not None:
+        outcomes = record["outcomes"]
+        if len(outcomes) >= 2 and all(kind in FAILURE_KINDS for kind in outcomes[-2:]):
+            return "refuse"
+        if record["runs"] >= settings.repeat_limit - 1:
+            return "repeat"
     return "approve" if approval_rule(tool, settings) else "run"
 
 
-_NOT_RUN = frozenset({"refused", "repeat", "rejected"})
+NOT_AN_OUTCOME = frozenset({"refused", "repeat"})
+"""Step kinds that say nothing about how the call itself fares."""
+
+
+def history_window(settings: AgentSettings) -> int:
+    """How many step records the state keeps: enough for the breaker and the switch."""
+    return max(HISTORY_KEPT, settings.breaker_failures, settings.switch_after_failures)
 
 
 # --- a tool result ----------------------------------------------------------------------------

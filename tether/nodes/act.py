@@ -9,7 +9,7 @@ from tether.graph import decisions
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
-from tether.state import AgentState, Proposal, ToolResult
+from tether.state import AgentState, Proposal, ToolResult, call_key
 from tether.tools.runinfo import run_config
 
 
@@ -63,15 +63,21 @@ class Act(Node):
             },
         )
         update: dict[str, Any] = {"result": tool_result, "rule": rule, "tool_attempts": attempt}
-        if attempt == 1:
-            update["executed"] = [proposal.get("fingerprint", "")]
-        else:
+        if attempt > 1:
             update["tool_retries"] = state.get("tool_retries", 0) + 1
         if decisions.wants_retry(tool_result, rule, attempt, settings):
-            return update  # the edge back to act retries it
+            if attempt == 1:  # the edge back to act retries it; the call has run once
+                update["calls"] = [{"key": call_key(proposal.get("fingerprint", "")), "ran": True}]
+            return update
         counter = self.deps.counter_for(settings)
         closed = close_step(
-            state, settings, counter, proposal=proposal, result=tool_result, rule=rule
+            state,
+            settings,
+            counter,
+            proposal=proposal,
+            result=tool_result,
+            rule=rule,
+            first_run=attempt == 1,
         )
         return update | closed
 

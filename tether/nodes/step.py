@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from tether.graph import decisions
+from tether.graph.decisions import NOT_AN_OUTCOME
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -18,11 +19,13 @@ from tether.nodes.base import emit
 from tether.settings import AgentSettings
 from tether.state import (
     AgentState,
+    CallEvent,
     Proposal,
     RuleVerdict,
     ToolResult,
     ToolResultEntry,
     Verdict,
+    call_key,
     windowed,
 )
 
@@ -36,9 +39,11 @@ def close_step(
     result: ToolResult | None,
     rule: RuleVerdict | None = None,
     protocol: OutputProtocol | None = None,
+    first_run: bool = False,
 ) -> dict[str, Any]:
     """The state update that closes the current step. ``state`` must already hold this
-    step's ``steps`` and ``usage``; ``protocol`` writes the note after an unusable reply."""
+    step's ``steps`` and ``usage``; ``protocol`` writes the note after an unusable reply;
+    ``first_run`` says the call ran for the first time in this step (no retry before)."""
     step = state.get("steps", 0)
     record = decisions.classify(step, proposal, result, rule, settings)
     note = None
@@ -46,7 +51,7 @@ def close_step(
         note = protocol.failure_note(record["summary"])
     outcome = decisions.assess(state, record, rule, settings, failure_note=note)
     update: dict[str, Any] = {
-        "history": [record],
+        "history": windowed([record], decisions.history_window(settings)),
         "success_streak": outcome.success_streak,
         "failure_streak": outcome.failure_streak,
         "parse_failures": state.get("parse_failures", 0) + (record["kind"] == "parse_failure"),
@@ -54,6 +59,13 @@ def close_step(
         "hints": outcome.hints,
         "tool_attempts": 0,
     }
+    fingerprint = record["fingerprint"]
+    if proposal["kind"] == "action" and fingerprint:
+        key = call_key(fingerprint)
+        events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
+        if record["kind"] not in NOT_AN_OUTCOME:
+            events.append({"key": key, "outcome": record["kind"]})
+        update["calls"] = events
     if result is not None and proposal["kind"] == "action":
         entry: ToolResultEntry = {
             "step": step,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any, overload
 
@@ -45,8 +46,10 @@ def tool(
         text = description or (fn.__doc__ or "").strip()
         if not text:
             raise ValueError(f"tool {fn.__name__!r} needs a docstring or a description")
+        is_async = inspect.iscoroutinefunction(fn)  # awaited in async runs, never in a thread
         return StructuredTool.from_function(
-            fn,
+            None if is_async else fn,
+            coroutine=fn if is_async else None,
             name=name or fn.__name__,
             description=text,
             args_schema=args_schema,
