@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import resource
 import sqlite3
@@ -122,7 +123,6 @@ def prebuilt_runner(replies: list[AIMessage]) -> Any:
 
 def agent_executor_runner(replies: list[AIMessage]) -> Any:
     from langchain_classic.agents import AgentExecutor, create_react_agent
-
     from langchain_core.prompts import PromptTemplate
 
     from tether.bench.agents.agent_executor import REACT_PROMPT
@@ -146,7 +146,7 @@ AGENTS: dict[str, tuple[Callable[[list[AIMessage]], Any], Callable[[], list[AIMe
 
 def cpu_per_step(repeats: int) -> dict[str, Any]:
     samples: dict[str, list[float]] = {name: [] for name in AGENTS}
-    for name, (make, replies) in AGENTS.items():  # warm-up: imports, first compile
+    for make, replies in AGENTS.values():  # warm-up: imports, first compile
         make(replies())()
     for _ in range(repeats):
         for name, (make, replies) in AGENTS.items():
@@ -233,7 +233,7 @@ def checkpoint_growth() -> dict[str, Any]:
             if "start" in chunk or "act" in chunk or chunk.get("think", {}).get("status"):
                 sizes.append(_stored_bytes(conn))  # after the start, and after each step
         conn.close()
-    growth = [b - a for a, b in zip(sizes, sizes[1:], strict=False)]
+    growth = [b - a for a, b in itertools.pairwise(sizes)]
     return {
         "bytes_per_step": growth,
         "median_kb": round(statistics.median(growth) / 1024, 2),
