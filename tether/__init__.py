@@ -1,19 +1,48 @@
-"""tether: a tool-calling agent loop under control, as a LangGraph StateGraph."""
+"""tether: a tool-calling agent loop under control, as a LangGraph StateGraph.
 
-from tether.errors import (
-    ModelCallError,
-    ScriptExhaustedError,
-    SettingsError,
-    TaskError,
-    TetherError,
-    TransientToolError,
-)
-from tether.graph.builder import build_graph
-from tether.graph.rules import Rule, RuleDecision
-from tether.llm.model import make_chat_model
-from tether.settings import AgentSettings
-from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
+The public names are imported on first use, so ``tether --help`` and other light entry points
+do not load LangGraph, LangChain and OpenAI just to start.
+"""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tether.errors import (
+        ModelCallError,
+        ScriptExhaustedError,
+        SettingsError,
+        TaskError,
+        TetherError,
+        TransientToolError,
+    )
+    from tether.graph.builder import build_graph
+    from tether.graph.rules import Rule, RuleDecision
+    from tether.llm.model import make_chat_model
+    from tether.settings import AgentSettings
+    from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
+
+_EXPORTS = {
+    "AgentSettings": "tether.settings",
+    "Envelope": "tether.tools",
+    "ModelCallError": "tether.errors",
+    "Rule": "tether.graph.rules",
+    "RuleDecision": "tether.graph.rules",
+    "ScriptExhaustedError": "tether.errors",
+    "SettingsError": "tether.errors",
+    "TaskError": "tether.errors",
+    "TetherError": "tether.errors",
+    "ToolRegistry": "tether.tools",
+    "ToolStats": "tether.tools",
+    "TransientToolError": "tether.errors",
+    "build_graph": "tether.graph.builder",
+    "error": "tether.tools",
+    "make_chat_model": "tether.llm.model",
+    "success": "tether.tools",
+    "tool": "tether.tools",
+}
 __all__ = [
     "AgentSettings",
     "Envelope",
@@ -33,3 +62,11 @@ __all__ = [
     "success",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562)."""
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tether' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

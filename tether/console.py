@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from tether.graph.state import TraceEvent
+if TYPE_CHECKING:  # the graph package compiles a graph at import: keep the CLI start light
+    from tether.graph.state import TraceEvent
 
 STATUS_STYLE = {
     "completed": "bold green",
@@ -28,9 +29,10 @@ def _short(value: Any, limit: int = 240) -> str:
 class TracePrinter:
     """Turns trace events into readable lines on a rich Console."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, *, tokens: int = 0) -> None:
+        """``tokens``: what the run had spent before (a resumed run continues its count)."""
         self.console = console or Console(highlight=False)
-        self.tokens = 0
+        self.tokens = tokens
         self._streaming = False
 
     def token(self, text: str) -> None:
