@@ -68,18 +68,18 @@ def run(
     A run waiting for approval is answered with --approve, --reject MESSAGE or --edit JSON,
     --yes (approve every call), or at the terminal; without any, it stays saved (exit 3).
     """
+    answers = Answers(yes, approve, reject, parse_edit_json(edit) if edit is not None else None)
+    if task is None and thread is None:
+        raise TetherError("give a TASK, or --thread ID to resume a saved run")
     from tether.agent import Agent
     from tether.control.store import open_run_store
     from tether.settings import load_settings
     from tether.toolsets import load_toolset
 
-    answers = Answers(yes, approve, reject, parse_edit_json(edit) if edit is not None else None)
     endpoint = {"base_url": base_url, "model": model, "protocol": protocol}
     given = {"max_iters": max_iters, "token_budget": token_budget}
     limits = {k: v for k, v in given.items() if v is not None}  # 0 is refused by the options
     settings = load_settings(**{k: v for k, v in endpoint.items() if v is not None}, **limits)
-    if task is None and thread is None:
-        raise TetherError("give a TASK, or --thread ID to resume a saved run")
     thread_id = thread or uuid.uuid4().hex
     again = resume_command(thread_id, tools=tools, data_dir=data_dir, store=store)
     with open_run_store(store) as run_store:
