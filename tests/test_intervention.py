@@ -18,6 +18,12 @@ from tether.tools.registry import ToolRegistry
 from tether.world import World
 from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
+APPROVE = {"decisions": [{"type": "approve"}]}
+
+
+def edit(args: dict[str, Any], name: str = "pay_order") -> dict[str, Any]:
+    return {"decisions": [{"type": "edit", "edited_action": {"name": name, "args": args}}]}
+
 
 @pytest.fixture
 def world() -> Iterator[World]:
@@ -44,10 +50,11 @@ def test_side_effecting_call_pauses_and_approval_runs_it(world: World, store: Ru
     agent = seed_agent(world, store)
     paused = agent.run(SEED_TASK, thread_id="t1")
     assert paused.pending is not None
-    assert paused.pending["tool"] == "pay_order"
-    assert paused.pending["arguments"] == {"order_id": "ORD-2024-001", "amount": "2328.02"}
+    action = paused.pending["action_requests"][0]
+    assert action["name"] == "pay_order"
+    assert action["args"] == {"order_id": "ORD-2024-001", "amount": "2328.02"}
     assert seed_payments(world) == []  # nothing paid while waiting
-    done = agent.resume("t1", "approve")
+    done = agent.resume("t1", APPROVE)
     assert done.status == "completed"
     assert len(seed_payments(world)) == 1
 
@@ -57,11 +64,11 @@ def test_edit_is_validated_before_it_touches_the_saved_run(world: World, store: 
     agent.run(SEED_TASK, thread_id="t2")
     before = agent.show("t2")
     with pytest.raises(ApprovalError, match="amount"):
-        agent.resume("t2", {"action": "edit", "arguments": {"order_id": "ORD-2024-001"}})
+        agent.resume("t2", edit({"order_id": "ORD-2024-001"}))
     assert agent.show("t2") == before  # untouched: still waiting, same steps
     # A valid edit replaces the arguments; the API refuses the wrong amount, the model sees it.
     edited = {"order_id": "ORD-2024-001", "amount": "2000.00"}
-    result = agent.resume("t2", {"action": "edit", "arguments": edited})
+    result = agent.resume("t2", edit(edited))
     assert result.state["tool_buffer"][-1]["arguments"] == edited
     assert result.state["tool_buffer"][-1]["result"]["status"] == "error"
     assert seed_payments(world) == []
@@ -72,7 +79,8 @@ def test_reject_goes_back_to_the_model_as_an_observation(world: World, store: Ru
     model = ScriptedChatModel(responses=replies)
     agent = Agent(AgentSettings(), store=store, registry=world.registry(), model=model)
     agent.run(SEED_TASK, thread_id="t3")
-    result = agent.resume("t3", {"action": "reject", "message": "amount looks wrong"})
+    rejection = {"decisions": [{"type": "reject", "message": "amount looks wrong"}]}
+    result = agent.resume("t3", rejection)
     assert result.status == "completed"
     last_prompt = "\n".join(m.text for m in model.calls[-1].messages)
     assert "The operator rejected this call: amount looks wrong" in last_prompt
@@ -83,10 +91,25 @@ def test_reject_goes_back_to_the_model_as_an_observation(world: World, store: Ru
 def test_unusable_answers_are_refused(world: World, store: RunStore) -> None:
     agent = seed_agent(world, store)
     agent.run(SEED_TASK, thread_id="t4")
-    for answer in ("maybe", {"action": "edit"}, None):
+    unusable: list[Any] = [
+        None,
+        "approve",  # tether's old protocol is gone
+        True,
+        {"action": "approve"},
+        {"decisions": []},
+        {"decisions": [{"type": "approve"}, {"type": "approve"}]},
+        {"decisions": [{"type": "respond", "message": "done"}]},  # not allowed here
+        {"decisions": [{"type": "edit"}]},
+        {"decisions": [{"type": "reject", "message": 7}]},
+        {"decisions": "approve"},
+        edit({"order_id": "ORD-2024-001", "amount": "1.00"}, name="refund_payment"),
+    ]
+    for answer in unusable:
         with pytest.raises(ApprovalError):
             agent.resume("t4", answer)
-    assert agent.show("t4")["pending_approval"]["tool"] == "pay_order"
+    pending = agent.show("t4")["pending_approval"]
+    assert pending["action_requests"][0]["name"] == "pay_order"
+    assert seed_payments(world) == []
 
 
 def test_unknown_thread_is_a_clear_error(store: RunStore) -> None:
@@ -142,7 +165,7 @@ def test_cancel_from_another_process_stops_before_the_next_call(
 def test_runs_list_and_show(world: World, store: RunStore) -> None:
     agent = seed_agent(world, store)
     agent.run(SEED_TASK, thread_id="t7")
-    agent.resume("t7", "approve")
+    agent.resume("t7", APPROVE)
     summary = next(r for r in agent.runs() if r.thread_id == "t7")
     assert summary.status == "completed" and summary.steps == 4
     assert summary.total_tokens > 0
@@ -161,6 +184,6 @@ def test_budget_can_change_for_a_resumed_run(world: World, store: RunStore) -> N
     agent = seed_agent(world, store)
     paused = agent.run(SEED_TASK, thread_id="t8")
     spent = paused.state["usage"]["total_tokens"]
-    result = agent.resume("t8", "approve", context={"token_budget": spent + 10})
+    result = agent.resume("t8", APPROVE, context={"token_budget": spent + 10})
     assert result.status == "partial"
     assert f"token budget {spent + 10}" in result.state["reason"]

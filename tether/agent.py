@@ -16,7 +16,13 @@ from typing import Any, Protocol, cast
 from langchain_core.language_models import BaseChatModel
 from langgraph.types import Command, StreamMode
 
-from tether.control.approval import ApprovalError, ApprovalRequest, parse_decision
+from tether.control.approval import (
+    ApprovalError,
+    HITLRequest,
+    is_approval_request,
+    parse_decision,
+    requested_tool,
+)
 from tether.control.runs import RunSummary, list_runs, step_lines
 from tether.control.store import RunStore
 from tether.errors import TetherError
@@ -47,7 +53,7 @@ class RunResult:
 
     thread_id: str
     state: dict[str, Any]
-    pending: ApprovalRequest | None = None
+    pending: HITLRequest | None = None
 
     @property
     def status(self) -> str:
@@ -118,7 +124,8 @@ class Agent:
         pending = _pending(snapshot)
         if pending is not None:
             if answer is None:
-                raise ApprovalError(f"run {thread_id} is waiting for approval of {pending['tool']}")
+                tool = requested_tool(pending)
+                raise ApprovalError(f"run {thread_id} is waiting for approval of {tool}")
             self._check_answer(pending, answer)
             return self._drive(Command(resume=answer), thread_id, context, observer)
         if answer is not None:
@@ -126,6 +133,12 @@ class Agent:
         if snapshot.values.get("status", "running") != "running":
             return RunResult(thread_id, dict(snapshot.values))  # already finished
         return self._drive(None, thread_id, context, observer)
+
+    def status(self, thread_id: str) -> RunResult:
+        """Where a saved run stands (finished, waiting for approval, or interrupted),
+        without running anything."""
+        snapshot = self._require(thread_id)
+        return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
 
     def cancel(self, thread_id: str, reason: str = "stopped by the operator") -> None:
         """Ask a run (possibly in another process) to stop before its next model call."""
@@ -165,10 +178,11 @@ class Agent:
             raise UnknownRunError(f"no saved run with thread id {thread_id!r}")
         return snapshot
 
-    def _check_answer(self, pending: ApprovalRequest, answer: Any) -> None:
-        decision = parse_decision(answer)
-        if decision["action"] == "edit":
-            problem = self.registry.check_arguments(pending["tool"], decision["arguments"])
+    def _check_answer(self, pending: HITLRequest, answer: Any) -> None:
+        tool = requested_tool(pending)
+        decision = parse_decision(answer, tool)
+        if decision["type"] == "edit":
+            problem = self.registry.check_arguments(tool, decision["edited_action"]["args"])
             if problem:
                 raise ApprovalError(f"edited arguments rejected: {problem}")
 
@@ -221,9 +235,9 @@ class Agent:
         yield from cast(Iterator[tuple[str, Any]], chunks)  # a list of modes yields pairs
 
 
-def _pending(snapshot: Any) -> ApprovalRequest | None:
+def _pending(snapshot: Any) -> HITLRequest | None:
     for task in snapshot.tasks:
         for item in task.interrupts:
-            if isinstance(item.value, dict) and item.value.get("kind") == "approval":
-                return cast(ApprovalRequest, item.value)
+            if is_approval_request(item.value):
+                return cast(HITLRequest, item.value)
     return None

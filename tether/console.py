@@ -28,9 +28,10 @@ def _short(value: Any, limit: int = 240) -> str:
 class TracePrinter:
     """Turns trace events into readable lines on a rich Console."""
 
-    def __init__(self, console: Console | None = None) -> None:
+    def __init__(self, console: Console | None = None, *, tokens: int = 0) -> None:
+        """``tokens``: what the run had spent before (a resumed run continues its count)."""
         self.console = console or Console(highlight=False)
-        self.tokens = 0
+        self.tokens = tokens
         self._streaming = False
 
     def token(self, text: str) -> None:

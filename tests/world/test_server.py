@@ -66,7 +66,9 @@ def test_cli_serve_passes_host_port_and_faults(
                 ).status_code
         transport.close()
 
-    monkeypatch.setattr(world_cli.uvicorn, "run", fake_run)
+    import uvicorn  # the command imports it when it runs, so patch the module itself
+
+    monkeypatch.setattr(uvicorn, "run", fake_run)
     plan = tmp_path / "faults.json"
     plan.write_text(json.dumps({"api.create_payment": {"schedule": {"0": {"status": 503}}}}))
     result = CliRunner().invoke(

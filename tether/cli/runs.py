@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+import sys
+from dataclasses import asdict
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from tether.errors import TetherError
+if TYPE_CHECKING:
+    from tether.agent import Agent
+    from tether.control.store import RunStore
 
 runs_app = typer.Typer(no_args_is_help=True)
 out = Console(highlight=False)
@@ -18,32 +22,44 @@ StoreOption = Annotated[
 ]
 
 
-def _agent(store: str | None):  # type: ignore[no-untyped-def]
+def _agent(store: str | None) -> tuple[RunStore, Agent]:
     from tether.agent import Agent
     from tether.control.store import open_run_store
-    from tether.settings import AgentSettings
+    from tether.settings import load_settings
 
     run_store = open_run_store(store)
-    return run_store, Agent(AgentSettings(approval_tools=[]), store=run_store)
+    return run_store, Agent(load_settings(approval_tools=[]), store=run_store)
 
 
 @runs_app.command("list")
-def list_runs(store: StoreOption = None) -> None:
-    """Saved runs, newest first."""
+def list_runs(
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the runs as JSON.")] = False,
+) -> None:
+    """Saved runs, newest first, with their full thread ids."""
     run_store, agent = _agent(store)
     with run_store:
-        table = Table("thread", "status", "steps", "tokens", "updated", "task")
-        for run in agent.runs():
-            status = run.status if run.waiting_for is None else f"waiting ({run.waiting_for})"
-            table.add_row(
-                run.thread_id,
-                status,
-                str(run.steps),
-                str(run.total_tokens),
-                run.updated_at[:19],
-                run.task[:60],
-            )
-        out.print(table)
+        runs = agent.runs()
+    if as_json:
+        rows: list[dict[str, Any]] = [asdict(run) for run in runs]
+        sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2, default=str) + "\n")
+        return
+    width = max((len(run.thread_id) for run in runs), default=6)
+    table = Table()
+    table.add_column("thread", no_wrap=True, min_width=width)  # ids are never cut
+    for name in ("status", "steps", "tokens", "updated", "task"):
+        table.add_column(name)
+    for run in runs:
+        status = run.status if run.waiting_for is None else f"waiting ({run.waiting_for})"
+        table.add_row(
+            run.thread_id,
+            status,
+            str(run.steps),
+            str(run.total_tokens),
+            run.updated_at[:19],
+            run.task[:60],
+        )
+    out.print(table)
 
 
 @runs_app.command()
@@ -51,11 +67,7 @@ def show(thread: str, store: StoreOption = None) -> None:
     """One run: outcome, usage, and each step's proposal, result and decision (JSON)."""
     run_store, agent = _agent(store)
     with run_store:
-        try:
-            detail = agent.show(thread)
-        except TetherError as exc:
-            Console(stderr=True).print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+        detail = agent.show(thread)
     out.print_json(json.dumps(detail, ensure_ascii=False, default=str))
 
 
@@ -69,9 +81,5 @@ def cancel(
     """Stop a run before its next model call (it may be running in another process)."""
     run_store, agent = _agent(store)
     with run_store:
-        try:
-            agent.cancel(thread, reason)
-        except TetherError as exc:
-            Console(stderr=True).print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+        agent.cancel(thread, reason)
     out.print(f"cancel requested for {thread}")

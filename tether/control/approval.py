@@ -1,60 +1,164 @@
-"""Approval gates: what a paused run asks, and the answers it accepts.
+"""Approval gates in LangChain v1's human-in-the-loop shape.
 
-A run pauses (LangGraph ``interrupt``) before a call that needs approval, with an
-:class:`ApprovalRequest`. Resume it with ``Command(resume=answer)`` where ``answer`` is
-``"approve"``, ``{"action": "edit", "arguments": {...}}`` or
-``{"action": "reject", "message": "why"}`` (``True``/``False`` work too).
+A run pauses (LangGraph ``interrupt``) before a gated call with a :class:`HITLRequest`, the
+payload ``create_agent``'s HumanInTheLoopMiddleware sends, so Agent Chat UI and Studio render
+tether's approvals as they render create_agent's::
+
+    {"action_requests": [{"name": "pay_order", "args": {...}, "description": "..."}],
+     "review_configs": [{"action_name": "pay_order",
+                         "allowed_decisions": ["approve", "edit", "reject"]}]}
+
+Resume with ``Command(resume={"decisions": [decision]})`` where ``decision`` is
+``{"type": "approve"}``, ``{"type": "edit", "edited_action": {"name": ..., "args": {...}}}``
+or ``{"type": "reject", "message": "why"}``. A single decision without the ``decisions``
+wrapper is accepted too (create_agent's per-call mode). Resume values are untrusted: anything
+else raises :class:`ApprovalError` and leaves the paused run as it was.
+
+The shapes are declared here rather than imported from ``langchain``, which the core does
+not depend on; ``tests/test_approval_payload.py`` checks they match.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, TypedDict
+import json
+from typing import Annotated, Any, Literal, NotRequired
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
 from tether.errors import TetherError
+
+DecisionType = Literal["approve", "edit", "reject"]
+ALLOWED_DECISIONS: list[DecisionType] = ["approve", "edit", "reject"]
 
 
 class ApprovalError(TetherError, ValueError):
     """An approval answer that cannot be used; the saved run is left as it was."""
 
 
-class ApprovalRequest(TypedDict):
-    kind: Literal["approval"]
-    tool: str
-    arguments: dict[str, Any]
-    step: int
-    run_id: str
-    reason: str
-    error: NotRequired[str]  # set when the previous answer could not be used
+class ActionRequest(TypedDict):
+    name: str
+    args: dict[str, Any]
+    description: NotRequired[str]
 
 
-class Decision(TypedDict):
-    action: Literal["approve", "edit", "reject"]
-    arguments: NotRequired[dict[str, Any]]
+class ReviewConfig(TypedDict):
+    action_name: str
+    allowed_decisions: list[DecisionType]
+
+
+class HITLRequest(TypedDict):
+    """What a paused run asks: one gated call and the decisions it accepts."""
+
+    action_requests: list[ActionRequest]
+    review_configs: list[ReviewConfig]
+
+
+class Action(TypedDict):
+    name: str
+    args: dict[str, Any]
+
+
+class ApproveDecision(TypedDict):
+    type: Literal["approve"]
+
+
+class EditDecision(TypedDict):
+    type: Literal["edit"]
+    edited_action: Action
+
+
+class RejectDecision(TypedDict):
+    type: Literal["reject"]
     message: NotRequired[str]
 
 
-_APPROVE = {"approve", "approved", "yes", "y", "ok"}
-_REJECT = {"reject", "rejected", "no", "n", "deny"}
+Decision = Annotated[ApproveDecision | EditDecision | RejectDecision, Field(discriminator="type")]
 
 
-def parse_decision(answer: Any) -> Decision:
-    """Read an operator's answer; ApprovalError says what a valid one looks like."""
-    if answer is True or (isinstance(answer, str) and answer.strip().lower() in _APPROVE):
-        return {"action": "approve"}
-    if answer is False or (isinstance(answer, str) and answer.strip().lower() in _REJECT):
-        return {"action": "reject", "message": "rejected by the operator"}
-    if isinstance(answer, dict):
-        action = answer.get("action")
-        if action == "approve":
-            return {"action": "approve"}
-        if action == "reject":
-            return {"action": "reject", "message": str(answer.get("message") or "rejected")}
-        if action == "edit":
-            arguments = answer.get("arguments")
-            if isinstance(arguments, dict):
-                return {"action": "edit", "arguments": arguments}
-            raise ApprovalError("an edit needs 'arguments': a JSON object of the new arguments")
-    raise ApprovalError(
-        f"cannot read approval answer {answer!r}: use 'approve', "
-        "{'action': 'edit', 'arguments': {...}} or {'action': 'reject', 'message': '...'}"
-    )
+class HITLResponse(TypedDict):
+    decisions: list[Decision]
+
+
+_RESPONSE: TypeAdapter[HITLResponse] = TypeAdapter(HITLResponse)
+_DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
+_HOW = (
+    'answer with {"decisions": [{"type": "approve"}]}, '
+    '{"decisions": [{"type": "edit", "edited_action": {"name": ..., "args": {...}}}]} '
+    'or {"decisions": [{"type": "reject", "message": "why"}]}'
+)
+
+
+def normalised_arguments(tool: BaseTool | None, args: dict[str, Any]) -> dict[str, Any] | str:
+    """The arguments the tool will receive (validated, defaults filled in, as JSON values),
+    or why they do not validate."""
+    schema = tool.args_schema if tool is not None else None
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return "the tool is not registered"
+    try:
+        return schema.model_validate(args).model_dump(mode="json")
+    except ValidationError as exc:
+        return f"they do not validate: {_first_problem(exc)}"
+
+
+def approval_request(
+    tool: str,
+    args: dict[str, Any],
+    *,
+    reason: str,
+    will_run: dict[str, Any] | str,
+    error: str | None = None,
+) -> HITLRequest:
+    """The interrupt payload for one gated call."""
+    if isinstance(will_run, str):
+        runs = f"Arguments as proposed ({will_run}): {_dump(args)}"
+    else:
+        runs = f"It will run with: {_dump(will_run)}"
+    description = f"Approval needed: {reason}. {runs}"
+    if error:
+        description += f"\nThe previous answer could not be used: {error}"
+    return {
+        "action_requests": [{"name": tool, "args": args, "description": description}],
+        "review_configs": [{"action_name": tool, "allowed_decisions": list(ALLOWED_DECISIONS)}],
+    }
+
+
+def is_approval_request(value: Any) -> bool:
+    """Whether an interrupt value is an approval request (tether raises no other kind)."""
+    return isinstance(value, dict) and isinstance(value.get("action_requests"), list)
+
+
+def requested_tool(request: HITLRequest) -> str:
+    return request["action_requests"][0]["name"]
+
+
+def parse_decision(answer: Any, tool: str) -> Decision:
+    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise."""
+    try:
+        if isinstance(answer, dict) and "decisions" in answer:
+            decisions = _RESPONSE.validate_python(answer)["decisions"]
+        else:
+            decisions = [_DECISION.validate_python(answer)]
+    except ValidationError as exc:
+        problem = _first_problem(exc)
+        raise ApprovalError(f"cannot read the approval answer ({problem}): {_HOW}") from None
+    if len(decisions) != 1:
+        raise ApprovalError(f"one call is waiting: give exactly one decision, not {len(decisions)}")
+    decision = decisions[0]
+    if decision["type"] == "edit" and decision["edited_action"]["name"] != tool:
+        raise ApprovalError(
+            f"an edit cannot switch tools: the waiting call is {tool}, "
+            f"not {decision['edited_action']['name']}"
+        )
+    return decision
+
+
+def _first_problem(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "value"
+    return f"{where}: {err['msg']}"
+
+
+def _dump(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)

@@ -71,8 +71,12 @@ def approval_rule(tool: BaseTool | None, settings: AgentSettings) -> str | None:
     if tool is None:
         return None
     if settings.approval_tools is None:
-        return "marked side_effects" if has_side_effects(tool) else None
-    return "listed in approval_tools" if tool.name in settings.approval_tools else None
+        if has_side_effects(tool):
+            return "is marked side_effects (approval_tools is unset: such tools need approval)"
+        return None
+    return (
+        "is listed in the approval_tools setting" if tool.name in settings.approval_tools else None
+    )
 
 
 def gate(

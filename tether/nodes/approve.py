@@ -1,4 +1,8 @@
-"""approve: pause before a call that needs approval, then run, edit or reject it."""
+"""approve: pause before a call that needs approval, then run, edit or reject it.
+
+The pause is LangChain v1's human-in-the-loop request (tether.control.approval), so clients
+that answer create_agent's approvals answer tether's too.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +12,19 @@ from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import interrupt
 
-from tether.control.approval import ApprovalError, ApprovalRequest, parse_decision
+from tether.control.approval import (
+    ApprovalError,
+    Decision,
+    approval_request,
+    normalised_arguments,
+    parse_decision,
+)
 from tether.graph.decisions import LOOP_ORIGIN
 from tether.llm.parsing import fingerprint
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
-from tether.state import AgentState, ToolResult
+from tether.state import AgentState, Proposal, ToolResult
 
 
 class Approve(Node):
@@ -29,29 +39,9 @@ class Approve(Node):
                 "checkpointer=... to build_graph (or use tether.Agent), or set "
                 "approval_tools=[] to run side-effecting tools without approval"
             )
-        request: ApprovalRequest = {
-            "kind": "approval",
-            "tool": tool,
-            "arguments": proposal.get("arguments", {}),
-            "step": state["steps"],
-            "run_id": state["run_id"],
-            "reason": f"{tool} needs approval ({proposal.get('rule', 'approval gate')})",
-        }
-        while True:  # an unusable answer asks again, so the paused run stays intact
-            try:
-                decision = parse_decision(interrupt(request))
-            except ApprovalError as exc:
-                request = {**request, "error": str(exc)}
-                continue
-            if decision["action"] != "edit":
-                break
-            problem = self.deps.registry.check_arguments(tool, decision["arguments"])
-            if problem is None:
-                break
-            request = {**request, "error": f"edited arguments rejected: {problem}"}
-
-        emit(state["steps"], "approval", dict(decision))
-        if decision["action"] == "reject":
+        decision = self._ask(proposal)
+        emit(state["steps"], "approval", _detail(decision))
+        if decision["type"] == "reject":
             message = f"The operator rejected this call: {decision.get('message', '')}"
             result: ToolResult = {
                 "status": "error",
@@ -61,12 +51,39 @@ class Approve(Node):
             counter = self.deps.counter_for(settings)
             closed = close_step(state, settings, counter, proposal=proposal, result=result)
             return {"result": result} | closed
-        if decision["action"] == "edit":
-            arguments = decision["arguments"]
-            edited = {
-                **proposal,
-                "arguments": arguments,
-                "fingerprint": fingerprint(tool, arguments),
-            }
-            return {"proposal": edited}
+        if decision["type"] == "edit":
+            arguments = decision["edited_action"]["args"]
+            fp = fingerprint(tool, arguments)
+            return {"proposal": {**proposal, "arguments": arguments, "fingerprint": fp}}
         return {}
+
+    def _ask(self, proposal: Proposal) -> Decision:
+        """Interrupt until a usable decision arrives; an unusable one asks again, with the
+        problem in the description, so the paused run stays intact."""
+        tool = proposal.get("tool", "")
+        args = proposal.get("arguments", {})
+        reason = f"{tool} {proposal.get('rule', 'needs approval')}"
+        will_run = normalised_arguments(self.deps.registry.get(tool), args)
+        problem: str | None = None
+        while True:
+            request = approval_request(tool, args, reason=reason, will_run=will_run, error=problem)
+            try:
+                decision = parse_decision(interrupt(request), tool)
+            except ApprovalError as exc:
+                problem = str(exc)
+                continue
+            if decision["type"] != "edit":
+                return decision
+            problem = self.deps.registry.check_arguments(tool, decision["edited_action"]["args"])
+            if problem is None:
+                return decision
+            problem = f"edited arguments rejected: {problem}"
+
+
+def _detail(decision: Decision) -> dict[str, Any]:
+    """The trace's view of a decision (``action`` is what run summaries read)."""
+    if decision["type"] == "edit":
+        return {"action": "edit", "arguments": decision["edited_action"]["args"]}
+    if decision["type"] == "reject":
+        return {"action": "reject", "message": decision.get("message", "")}
+    return {"action": "approve"}

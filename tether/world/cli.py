@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import uvicorn
 
-from tether.world.seed import DEFAULT_SEED
-from tether.world.world import World
+from tether.world.seed_data import DEFAULT_SEED
+
+if TYPE_CHECKING:
+    from tether.world.world import World
 
 world_app = typer.Typer(
     help="The demo world: orders database, payment API and calculation tools.",
@@ -46,6 +47,8 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the payment API for agents running elsewhere."""
+    import uvicorn
+
     world = _open(data_dir, url, seed)
     try:
         if faults is not None:
@@ -71,6 +74,8 @@ def hash_(data_dir: DataDir = None, url: Url = None, seed: Seed = DEFAULT_SEED) 
 
 
 def _open(data_dir: Path | None, url: str | None, seed: int, *, fresh: bool = False) -> World:
+    from tether.world.world import World
+
     try:
         return World.create(data_dir, url=url, seed=seed, fresh=fresh)
     except ValueError as exc:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+DEFAULT_SEED = 2024  # the world's seed unless one is chosen (here: light to import)
+
 CN_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"
 CN_GIVEN = [
     "伟",

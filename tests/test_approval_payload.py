@@ -1,0 +1,148 @@
+"""Approval requests and answers use LangChain v1's human-in-the-loop shape; answers are
+untrusted and cannot slip past the gate."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from tests.scripts import act, final
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.control.approval import ApprovalError, parse_decision
+from tether.testing import ScriptedChatModel
+
+calls: list[dict[str, Any]] = []
+
+
+@tool(side_effects=True)
+def transfer(amount: Decimal, note: str = "none") -> str:
+    """Move money (changes the world)."""
+    calls.append({"amount": amount, "note": note})
+    return "moved"
+
+
+@pytest.fixture(autouse=True)
+def _no_calls() -> None:
+    calls.clear()
+
+
+def paused_graph(settings: AgentSettings, replies: list[str] | None = None) -> Any:
+    model = ScriptedChatModel(
+        responses=replies or [act("transfer", '{"amount": 10.5}'), final("moved it")]
+    )
+    graph = build_graph(
+        settings, model=model, registry=ToolRegistry([transfer]), checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"task": "move 10.50"}, config)
+    return graph, config
+
+
+def request_of(graph: Any, config: Any) -> dict[str, Any]:
+    (task,) = [t for t in graph.get_state(config).tasks if t.interrupts]
+    value: dict[str, Any] = task.interrupts[0].value
+    return value
+
+
+def test_request_has_langchains_shape() -> None:
+    hitl = pytest.importorskip("langchain.agents.middleware.human_in_the_loop")
+    from pydantic import TypeAdapter
+
+    graph, config = paused_graph(AgentSettings())
+    request = request_of(graph, config)
+    TypeAdapter(hitl.HITLRequest).validate_python(request)  # raises if the shape is off
+    assert request["action_requests"][0]["name"] == "transfer"
+    assert request["action_requests"][0]["args"] == {"amount": 10.5}
+    assert request["review_configs"] == [
+        {"action_name": "transfer", "allowed_decisions": ["approve", "edit", "reject"]}
+    ]
+    answer = {"decisions": [{"type": "approve"}]}
+    TypeAdapter(hitl.HITLResponse).validate_python(answer)
+    assert graph.invoke(Command(resume=answer), config)["status"] == "completed"
+    assert calls == [{"amount": Decimal("10.5"), "note": "none"}]
+
+
+def test_description_names_the_side_effects_mark_and_the_normalised_arguments() -> None:
+    graph, config = paused_graph(AgentSettings())
+    description = request_of(graph, config)["action_requests"][0]["description"]
+    assert "transfer is marked side_effects" in description
+    assert '{"amount": "10.5", "note": "none"}' in description  # validated, default filled in
+
+
+def test_description_names_the_approval_tools_setting() -> None:
+    graph, config = paused_graph(AgentSettings(approval_tools=["transfer"]))
+    description = request_of(graph, config)["action_requests"][0]["description"]
+    assert "listed in the approval_tools setting" in description
+
+
+def test_description_says_when_the_arguments_do_not_validate() -> None:
+    replies = [act("transfer", '{"amount": "lots"}'), final("no")]
+    graph, config = paused_graph(AgentSettings(), replies)
+    description = request_of(graph, config)["action_requests"][0]["description"]
+    assert "do not validate" in description and "amount" in description
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "approve",
+        {"type": "approve", "extra": 1, "decisions": "x"},
+        {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": []}}]},
+        {"decisions": [{"type": "edit", "edited_action": {"name": "other", "args": {}}}]},
+        {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": {}}}]},
+        [{"type": "approve"}],
+        12,
+    ],
+)
+def test_an_unusable_resume_asks_again_and_runs_nothing(answer: Any) -> None:
+    graph, config = paused_graph(AgentSettings())
+    state = graph.invoke(Command(resume=answer), config)
+    assert state.get("status", "running") == "running"
+    assert calls == []
+    description = request_of(graph, config)["action_requests"][0]["description"]
+    assert "previous answer could not be used" in description
+    # the run is still answerable
+    state = graph.invoke(Command(resume={"decisions": [{"type": "reject"}]}), config)
+    assert state["status"] == "completed" and calls == []
+
+
+def test_a_single_decision_without_the_wrapper_is_read() -> None:
+    assert parse_decision({"type": "approve"}, "transfer") == {"type": "approve"}
+    edited = {"type": "edit", "edited_action": {"name": "transfer", "args": {"amount": "1"}}}
+    assert parse_decision({"decisions": [edited]}, "transfer") == edited
+
+
+def test_an_edit_runs_the_edited_arguments() -> None:
+    graph, config = paused_graph(AgentSettings())
+    edited = {"name": "transfer", "args": {"amount": "3.25", "note": "fixed"}}
+    state = graph.invoke(
+        Command(resume={"decisions": [{"type": "edit", "edited_action": edited}]}), config
+    )
+    assert state["status"] == "completed"
+    assert calls == [{"amount": Decimal("3.25"), "note": "fixed"}]
+
+
+def test_parse_errors_are_one_clear_line() -> None:
+    with pytest.raises(ApprovalError) as caught:
+        parse_decision({"decisions": [{"type": "maybe"}]}, "transfer")
+    text = str(caught.value)
+    assert "\n" not in text and '{"decisions": [{"type": "approve"}]}' in text
+
+
+def test_paused_run_survives_a_store_round_trip(tmp_path: Path) -> None:
+    """The request is plain JSON: it is saved and read back from SQLite unchanged."""
+    from tether.agent import Agent
+    from tether.control.store import open_run_store
+
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 2}'), final("ok")])
+    with open_run_store(tmp_path / "runs.sqlite") as store:
+        agent = Agent(AgentSettings(), store=store, registry=ToolRegistry([transfer]), model=model)
+        paused = agent.run("move 2", thread_id="r")
+        assert agent.show("r")["pending_approval"] == paused.pending
+        done = agent.resume("r", {"decisions": [{"type": "approve"}]})
+    assert done.status == "completed" and len(calls) == 1

@@ -1,0 +1,223 @@
+"""The tether command as people use it, run as a separate process (and under a terminal)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli_helpers import (
+    TETHER,
+    PtyProcess,
+    clean_env,
+    hanging_model,
+    payments,
+    saved,
+    tether,
+    waiting_run,
+)
+from tether.agent import Agent
+from tether.console import TracePrinter
+from tether.control.store import open_run_store
+from tether.settings import AgentSettings
+from tether.testing import ScriptedChatModel
+from tether.world import World
+
+# after the approved (or rejected) payment, step 3 hits the cap: no model is needed
+LOCATE = ["--max-iters", "3"]
+
+
+def where(store: Path, world: Path) -> list[str]:
+    return ["--store", str(store), "--data-dir", str(world), *LOCATE]
+
+
+# --- bad input: one line, exit 2, no traceback -----------------------------------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "task", "--max-iters", "0"],
+        ["run", "task", "--token-budget", "0"],
+        ["run", "task", "--max-iters", "many"],
+        ["run"],
+        ["runs", "show", "nope"],  # an unknown thread
+        ["run", "--thread", "nope", "--edit", "[1, 2]"],
+        ["run", "--thread", "nope", "--approve", "--reject", "no"],
+    ],
+)
+def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str]) -> None:
+    done = tether(*args, "--store", str(tmp_path / "runs.sqlite"))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command", [["runs", "list"], ["demo"], ["run", "t"], ["world", "hash"], ["graph"]]
+)
+@pytest.mark.parametrize(
+    ("variable", "value"), [("TETHER_MAX_ITERS", "0"), ("TETHER_APPROVAL_TOOLS", "not json")]
+)
+def test_a_bad_environment_value_stops_every_command(
+    tmp_path: Path, command: list[str], variable: str, value: str
+) -> None:
+    done = tether(*command, env=clean_env(**{variable: value}), cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and variable in done.stderr, done.stderr
+    assert not (tmp_path / "data").exists()  # stopped before touching anything
+
+
+def test_an_unknown_variable_is_named_with_the_closest_setting(tmp_path: Path) -> None:
+    env = clean_env(TETHER_TOKEN_BUDGE="100")
+    done = tether("run", "--max-iters", "0", env=env)  # the warning comes before the error
+    assert done.returncode == 2
+    assert "TETHER_TOKEN_BUDGE is not a tether setting" in done.stderr
+    assert "did you mean TETHER_TOKEN_BUDGET?" in done.stderr
+
+
+def test_a_task_that_is_not_utf8_gets_one_clear_line() -> None:
+    done = subprocess.run(
+        [TETHER, "run", b"\xff\xfepay".decode("utf-8", "surrogateescape")],
+        capture_output=True,
+        env=clean_env(),
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == (
+        "error: argument 2 is not valid UTF-8 text (byte 0xff at character 0)\n"
+    )
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    args = ["run", "--thread", "x", "--edit", "[1]"]
+    assert "Traceback" not in tether(*args).stderr
+    done = tether("--debug", *args)
+    assert done.returncode != 0 and "Traceback" in done.stderr
+
+
+# --- answering an approval later ---------------------------------------------------------------
+@pytest.mark.parametrize("flag", [["--approve"], ["--yes"]])
+def test_resume_with_a_flag_approves_the_waiting_call(tmp_path: Path, flag: list[str]) -> None:
+    store, world = waiting_run(tmp_path)
+    done = tether("run", "--thread", "pay-1", *flag, *where(store, world))
+    assert "approval needed: pay_order" in done.stderr, done.stderr
+    assert "is marked side_effects" in done.stderr
+    assert len(payments(world)) == 1
+    assert saved(store, "pay-1").status == "max_steps" and done.returncode == 1
+
+
+def test_resume_with_reject_tells_the_model_and_pays_nothing(tmp_path: Path) -> None:
+    store, world = waiting_run(tmp_path)
+    done = tether("run", "--thread", "pay-1", "--reject", "amount is wrong", *where(store, world))
+    assert done.returncode == 1, done.stderr
+    assert payments(world) == []
+    history = saved(store, "pay-1").state["history"]
+    assert history[-1]["kind"] == "rejected"
+
+
+def test_a_bad_edit_is_refused_and_the_run_keeps_waiting(tmp_path: Path) -> None:
+    store, world = waiting_run(tmp_path)
+    edit = json.dumps({"order_id": "ORD-2024-001"})  # no amount
+    done = tether("run", "--thread", "pay-1", "--edit", edit, *where(store, world))
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1].startswith("error: edited arguments rejected")
+    assert saved(store, "pay-1").pending is not None and payments(world) == []
+
+
+def test_without_an_answer_the_run_waits_and_says_how_to_answer(tmp_path: Path) -> None:
+    store, world = waiting_run(tmp_path)
+    done = tether("run", "--thread", "pay-1", *where(store, world))
+    assert done.returncode == 3
+    assert f"tether run --thread pay-1 --data-dir {world} --store {store} --approve" in (
+        " ".join(done.stderr.split())
+    )
+    assert saved(store, "pay-1").pending is not None
+
+
+def test_interactive_answer_at_a_terminal(tmp_path: Path) -> None:
+    store, world = waiting_run(tmp_path)
+    child = PtyProcess([TETHER, "run", "--thread", "pay-1", *where(store, world)], clean_env())
+    child.expect("approve, edit or reject?")
+    child.send("e")
+    child.expect("new arguments")
+    child.send('{"order_id": "ORD-2024-001"}')  # missing amount: asked again
+    child.expect("missing required field 'amount'")
+    child.expect("approve, edit or reject?")
+    child.send("r")
+    child.expect("reason for the model")
+    child.send("not today")
+    assert child.finish() == 1, child.output
+    assert payments(world) == []
+    assert "The operator rejected this call: not today" in json.dumps(
+        saved(store, "pay-1").state["tool_buffer"], ensure_ascii=False
+    )
+
+
+# --- Ctrl-C, runs list, token count ------------------------------------------------------------
+def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
+    store, world = tmp_path / "runs.sqlite", tmp_path / "world"
+    with hanging_model() as base_url:
+        child = subprocess.Popen(
+            [TETHER, "run", "look up ORD-2024-001", "--thread", "cc", "--base-url", base_url,
+             "--store", str(store), "--data-dir", str(world)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        while not (store.exists() and _has_run(store, "cc")):
+            assert time.monotonic() < deadline and child.poll() is None
+            time.sleep(0.2)
+        time.sleep(1)  # inside the model call that never answers
+        child.send_signal(signal.SIGINT)
+        _, err = child.communicate(timeout=20)  # well before the model timeout (60 s)
+    assert child.returncode == 130
+    assert "interrupted: run saved as thread cc; resume with: tether run --thread cc" in err
+    with World.create(world) as w, open_run_store(store) as run_store:
+        model = ScriptedChatModel(responses=["Thought: done\nFinal Answer: ORD-2024-001 found"])
+        agent = Agent(AgentSettings(), store=run_store, registry=w.registry(), model=model)
+        assert agent.status("cc").status == "running"
+        assert agent.resume("cc").status == "completed"
+
+
+def _has_run(store: Path, thread: str) -> bool:
+    try:
+        saved(store, thread)
+    except Exception:
+        return False
+    return True
+
+
+def test_runs_list_shows_full_ids_and_json(tmp_path: Path) -> None:
+    thread = "a-very-long-thread-id-0123456789abcdef0123456789abcdef"
+    store, _ = waiting_run(tmp_path, thread)
+    table = tether("runs", "list", "--store", str(store), env=clean_env(COLUMNS="60"))
+    assert thread in table.stdout, table.stdout
+    listed = json.loads(tether("runs", "list", "--store", str(store), "--json").stdout)
+    assert [(r["thread_id"], r["waiting_for"]) for r in listed] == [(thread, "approval")]
+
+
+def test_a_resumed_runs_token_count_continues(tmp_path: Path) -> None:
+    from tether.cli.run import drive
+
+    store, world = waiting_run(tmp_path)
+    with open_run_store(store) as run_store, World.create(world) as w:
+        agent = Agent(AgentSettings(), store=run_store, registry=w.registry())
+        result, printer = drive(agent, None, "pay-1", None, as_json=False)
+    spent = result.state["usage"]["total_tokens"]
+    assert isinstance(printer, TracePrinter) and spent > 0 and printer.tokens == spent
+
+
+def test_help_does_not_load_the_agent_stack() -> None:
+    code = (
+        "import sys, tether.cli\n"
+        "heavy = [m for m in ('langgraph', 'langchain_core', 'openai', 'sqlalchemy') "
+        "if m in sys.modules]\n"
+        "print(heavy)"
+    )
+    done = subprocess.run(
+        [str(Path(TETHER).parent / "python"), "-c", code], capture_output=True, text=True
+    )
+    assert done.stdout.strip() == "[]", done.stderr
