@@ -1,8 +1,11 @@
-"""The one shape every tool result takes, success or failure.
+"""The one shape every tool result takes in state, success or failure.
 
 ``{"status": "success", "data": ..., "meta": {...}}`` or
 ``{"status": "error", "message": "...", "meta": {...}}``. ``meta`` carries what the loop
-reads (``error_type``, ``transient``, ``latency_s``, ``retry_count``, ``confidence_score``...).
+reads (``error_type``, ``transient``, ``latency_s``, ``retry_count``, ``confidence_score``,
+``rule``...). Only tether's own code builds envelopes: a tool returns plain data or a
+:class:`~tether.tools.output.ToolOutput`, and the registry turns either into an envelope
+(a tool returning a dict shaped like an envelope has returned data, nothing more).
 """
 
 from __future__ import annotations
@@ -22,6 +25,21 @@ TOOL_ERROR_TYPES: frozenset[str] = frozenset(
 LOOP_ORIGIN = "tether"
 """``meta.origin`` of results the loop wrote itself (a refused repeat, a rejected call)."""
 
+RESERVED_META: frozenset[str] = frozenset(
+    {
+        "error_type",
+        "transient",
+        "origin",
+        "rule",
+        "latency_s",
+        "retry_count",
+        "confidence_score",
+        "truncated",
+    }
+)
+"""Meta keys only tether writes; a tool's own meta never sets them (a tool's ``rule`` or
+``origin`` is dropped, its confidence comes through the typed ``ToolOutput`` field)."""
+
 
 class Envelope(TypedDict):
     status: Literal["success", "error"]
@@ -30,12 +48,12 @@ class Envelope(TypedDict):
     meta: dict[str, Any]
 
 
-def success(data: Any, **meta: Any) -> Envelope:
-    """A successful result; a tool may return this to attach metadata."""
+def success_envelope(data: Any, **meta: Any) -> Envelope:
+    """A successful result, built by tether from what a tool returned."""
     return {"status": "success", "data": data, "meta": dict(meta)}
 
 
-def error(message: str, *, error_type: ErrorType = "tool_error", **meta: Any) -> Envelope:
+def error_envelope(message: str, *, error_type: ErrorType = "tool_error", **meta: Any) -> Envelope:
     """A failed result whose message tells the model what went wrong and how to fix it."""
     return {
         "status": "error",
@@ -44,10 +62,5 @@ def error(message: str, *, error_type: ErrorType = "tool_error", **meta: Any) ->
     }
 
 
-def is_envelope(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("status") in ("success", "error")
-        and isinstance(value.get("meta"), dict)
-        and ("data" in value or "message" in value)
-    )
+error = error_envelope
+"""The loop's nodes still import this name for their own envelopes (refused, rejected)."""
