@@ -94,6 +94,12 @@ class AgentSettings(BaseSettings):
         description="Model context length, tokens. Unset: 32768 (Qwen2.5-7B) for a server, "
         "the embedded model's context without one.",
     )
+    max_tool_result_chars: int = Field(
+        8000,
+        ge=200,
+        description="A tool result longer than this (as JSON) is cut, with a marker saying "
+        "how much, before it enters the tool buffer and the prompt.",
+    )
     memory_ratio: float = Field(
         0.7, gt=0, le=1, description="Share of the context window the prompt may fill."
     )

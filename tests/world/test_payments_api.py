@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
 
 import httpx
@@ -158,3 +159,104 @@ def test_ledger_amounts_are_decimal_strings(world: World, http: httpx.Client) ->
     pay(http)
     for payment in world.payments():
         assert Decimal(payment["amount"]).as_tuple().exponent == -2
+
+
+# --- untrusted bodies: bounded size, depth and fields, always a 4xx JSON error ---------------
+
+
+def assert_refused(response: httpx.Response, status: int, code: str) -> None:
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert response.json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    "nested", ["[" * 5_000, '{"a":' * 3_000, '{"order_id": [[[[[[[[[1]]]]]]]]]}']
+)
+def test_deep_bodies_are_refused_before_decoding(
+    world: World, http: httpx.Client, nested: str
+) -> None:
+    before = world.snapshot_hash()
+    response = http.post("/payments", content=nested.encode(), headers={"Idempotency-Key": KEY})
+    assert_refused(response, 400, "body_too_deep")
+    assert world.snapshot_hash() == before
+
+
+def test_brackets_inside_strings_do_not_count_as_nesting(http: httpx.Client) -> None:
+    response = pay(http, reason_typo="[[[[[[[[[[[[")
+    assert_refused(response, 422, "field_unknown")  # read fine, refused for the field
+
+
+@pytest.mark.parametrize(
+    ("path", "body"),
+    [
+        ("/payments", {"order_id": "ORD-2024-001", "amount": PAYABLE_001, "coupon": "VIP"}),
+        ("/payments/PAY-0000000000000000/refund", {"reason": "x", "amount": "1.00"}),
+    ],
+)
+def test_unknown_fields_are_refused(
+    world: World, http: httpx.Client, path: str, body: dict
+) -> None:
+    before = world.snapshot_hash()
+    response = http.post(path, json=body, headers={"Idempotency-Key": KEY})
+    assert_refused(response, 422, "field_unknown")
+    assert world.snapshot_hash() == before
+
+
+def test_a_large_declared_body_is_refused_unread(http: httpx.Client) -> None:
+    response = http.post(
+        "/payments",
+        content=b"{}",
+        headers={"Idempotency-Key": KEY, "Content-Length": str(100 * 1024 * 1024)},
+    )
+    assert_refused(response, 413, "body_too_large")
+
+
+def test_a_large_streamed_body_is_not_read_whole(world: World) -> None:
+    sent = 0
+    chunk = b" " * (1024 * 1024)
+
+    async def body() -> AsyncIterator[bytes]:
+        nonlocal sent
+        for _ in range(100):  # 100 MiB if it were all read
+            sent += 1
+            yield chunk
+
+    async def post() -> httpx.Response:
+        transport = httpx.ASGITransport(app=world.payments_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://payments.test") as c:
+            return await c.post("/payments", content=body(), headers={"Idempotency-Key": KEY})
+
+    response = asyncio.run(post())
+    assert_refused(response, 413, "body_too_large")
+    assert sent < 100
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"order_id": {"$ne": None}, "amount": PAYABLE_001},
+        {"order_id": "ORD-2024-001", "amount": {"value": 1}},
+        {"order_id": "ORD-2024-001", "amount": [1]},
+        {"order_id": "ORD-2024-001", "amount": PAYABLE_001, "currency": 156},
+        {"order_id": "ORD-2024-001", "amount": 10**400},
+    ],
+)
+def test_wrong_types_are_4xx_json(http: httpx.Client, body: dict) -> None:
+    response = http.post("/payments", json=body, headers={"Idempotency-Key": KEY})
+    assert 400 <= response.status_code < 500, response.text
+    assert response.json()["error"]["code"]
+
+
+def test_malformed_encodings_are_400(http: httpx.Client) -> None:
+    headers = {"Idempotency-Key": KEY}
+    assert_refused(
+        http.post("/payments", content=b"\xff\xfe{", headers=headers), 400, "body_invalid"
+    )
+    refund = http.post("/payments/PAY-0000000000000000/refund", content=b"[1]")
+    assert_refused(refund, 400, "body_invalid")
+
+
+def test_a_hundred_thousand_deep_body_is_a_4xx(http: httpx.Client) -> None:
+    response = http.post("/payments", content=b"[" * 100_000, headers={"Idempotency-Key": KEY})
+    assert_refused(response, 413, "body_too_large")

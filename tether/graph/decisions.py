@@ -33,11 +33,10 @@ from tether.state import (
     Verdict,
     call_key,
 )
+from tether.tools.envelope import LOOP_ORIGIN
 from tether.tools.marks import has_side_effects
 
 SUMMARY_CHARS = 300
-LOOP_ORIGIN = "tether"
-"""``meta.origin`` of results the loop wrote itself (a refused repeat, a rejected call)."""
 
 
 # --- before a model call ----------------------------------------------------------------------

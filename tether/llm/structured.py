@@ -13,7 +13,12 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from tether.llm.parsing import TRUNCATED, action_proposal, invalid_proposal, parse_arguments
+from tether.llm.parsing import (
+    TRUNCATED,
+    action_proposal,
+    invalid_proposal,
+    parse_arguments,
+)
 from tether.state import Proposal
 
 THOUGHT_CHARS = 400
@@ -69,16 +74,20 @@ def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
 
 
 def parse_json_action(text: str, *, truncated: bool = False) -> Proposal:
-    """Read a constrained reply; a server that ignored the schema still gets a clear error."""
+    """Read a constrained reply; a server that ignored the schema still gets a clear error.
+    ``truncated``: the reply was cut at max_tokens, which is always a parse failure."""
     if truncated:
         return invalid_proposal(text, "", TRUNCATED)
     try:
         data = parse_arguments(text)
     except ValueError as exc:
-        return invalid_proposal(text, "", str(exc))
-    thought = str(data.get("thought", "")).strip()
+        return invalid_proposal(text, "", str(exc).replace("Action Input", "The reply"))
+    thought = data.get("thought", "")
+    thought = thought.strip() if isinstance(thought, str) else ""
     action = data.get("action")
     if isinstance(action, dict) and isinstance(action.get("final_answer"), str):
+        if not action["final_answer"].strip():
+            return invalid_proposal(text, thought, "the final_answer is empty")
         return {"kind": "final", "thought": thought, "answer": action["final_answer"], "raw": text}
     if isinstance(action, dict) and isinstance(action.get("tool"), str):
         arguments = action.get("arguments") or {}

@@ -10,6 +10,7 @@ from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
 from tether.state import AgentState, Proposal, ToolResult, call_key
+from tether.tools.results import cap_result
 from tether.tools.runinfo import run_config
 
 
@@ -46,7 +47,9 @@ class Act(Node):
         delay: float,
         result: Any,
     ) -> dict[str, Any]:
-        tool_result: ToolResult = {**result, "meta": {**result["meta"], "retry_count": attempt - 1}}  # type: ignore[typeddict-item]
+        capped = cap_result(result, settings.max_tool_result_chars)
+        meta = {**capped["meta"], "retry_count": attempt - 1}
+        tool_result: ToolResult = {**capped, "meta": meta}  # type: ignore[typeddict-item]
         rule = decisions.judge(self.deps.rules, state, tool_result, settings)
         emit(
             state["steps"],

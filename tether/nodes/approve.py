@@ -19,12 +19,12 @@ from tether.control.approval import (
     normalised_arguments,
     parse_decision,
 )
-from tether.graph.decisions import LOOP_ORIGIN
 from tether.llm.parsing import fingerprint
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
 from tether.state import AgentState, Proposal, ToolResult
+from tether.tools.envelope import LOOP_ORIGIN
 
 
 class Approve(Node):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.graph.decisions import LOOP_ORIGIN
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
 from tether.state import AgentState, ToolResult
+from tether.tools.envelope import LOOP_ORIGIN
 
 
 class Refuse(Node):

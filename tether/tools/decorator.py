@@ -38,6 +38,7 @@ def tool(
     The schema comes from ``args_schema`` or, failing that, from the function's type hints
     (use ``Annotated[str, Field(description=...)]`` to describe each argument). The docstring
     is the description the model sees, so a function without one is refused.
+    An ``async def`` becomes a tool for ``ainvoke`` (its sync ``invoke`` reports an error).
     ``side_effects=True`` marks a tool that changes the world; by default tether asks for
     approval before running it.
     """
@@ -46,7 +47,7 @@ def tool(
         text = description or (fn.__doc__ or "").strip()
         if not text:
             raise ValueError(f"tool {fn.__name__!r} needs a docstring or a description")
-        is_async = inspect.iscoroutinefunction(fn)  # awaited in async runs, never in a thread
+        is_async = inspect.iscoroutinefunction(fn)
         return StructuredTool.from_function(
             None if is_async else fn,
             coroutine=fn if is_async else None,

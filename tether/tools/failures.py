@@ -22,5 +22,10 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    """``Type: message``; an exception whose ``__str__`` itself fails is named by its type."""
+    name = type(exc).__name__
+    try:
+        text = str(exc).strip()
+    except Exception:
+        return f"{name} (its message could not be read)"
+    return f"{name}: {text}" if text else name

@@ -13,17 +13,23 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from tether.tools.decorator import tool as make_tool
-from tether.tools.envelope import Envelope, error, is_envelope, success
-from tether.tools.failures import describe, is_transient
+from tether.tools.envelope import Envelope, error_envelope
+from tether.tools.results import cap_result, from_exception, from_return
+from tether.tools.safe import json_safe
 from tether.tools.stats import ToolStats
+
+_GOT_CHARS = 200
+"""How much of a refused argument value the error message quotes back to the model."""
 
 
 class ToolRegistry:
     """Tools by name. Safe to change between steps and to use from several threads.
 
-    ``invoke`` never raises for anything a tool or the model did wrong: bad arguments, unknown
-    tools and tool exceptions all come back as an error :class:`Envelope` that says how to fix
-    the call.
+    ``invoke``/``ainvoke`` never raise for anything a tool or the model did wrong: bad
+    arguments, unknown tools and tool exceptions all come back as an error :class:`Envelope`
+    that says how to fix the call. A tool's return value is data; metadata comes only through
+    :class:`~tether.tools.output.ToolOutput`. ``max_result_chars`` caps each result's data or
+    message (:func:`~tether.tools.results.cap_result`); None leaves sizes to the caller.
     """
 
     def __init__(
@@ -31,7 +37,11 @@ class ToolRegistry:
         tools: Iterable[BaseTool | Callable[..., Any]] = (),
         *,
         clock: Callable[[], float] = time.perf_counter,
+        max_result_chars: int | None = None,
     ) -> None:
+        if max_result_chars is not None and max_result_chars < 1:
+            raise ValueError("max_result_chars must be at least 1")
+        self._max_result_chars = max_result_chars
         self._tools: dict[str, BaseTool] = {}
         self._stats: dict[str, ToolStats] = {}
         self._lock = threading.RLock()
@@ -103,40 +113,39 @@ class ToolRegistry:
     def invoke(
         self, name: str, args: Mapping[str, Any] | None, config: RunnableConfig | None = None
     ) -> Envelope:
-        """Validate ``args`` against the tool's schema, run it and wrap what happened."""
+        """Validate ``args`` against the tool's schema, run it and wrap what happened.
+
+        The result is always an :class:`Envelope` of JSON-safe values (see
+        :func:`tether.tools.safe.json_safe`); nothing a tool returns or raises escapes.
+        """
         tool = self.get(name)
         if tool is None:
-            return error(self._unknown(name), error_type="unknown_tool")
+            return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        result = self._run(tool, args, config)
-        return self._finish(name, result, self._clock() - started)
+        checked = _validate(tool, args)
+        if isinstance(checked, BaseModel):
+            try:
+                checked = from_return(tool.invoke(_call_args(checked), config=config))
+            except Exception as exc:  # a tool's failure is an observation, never a crash
+                checked = from_exception(tool.name, exc)
+        return self._finish(name, checked, started)
 
     async def ainvoke(
         self, name: str, args: Mapping[str, Any] | None, config: RunnableConfig | None = None
     ) -> Envelope:
-        """:meth:`invoke` for async runs: the tool is awaited, not run in a thread."""
+        """:meth:`invoke` for the async loop: same validation, envelope and stats, awaiting
+        ``tool.ainvoke`` (a tool with only a sync body is run by LangChain in a thread)."""
         tool = self.get(name)
         if tool is None:
-            return error(self._unknown(name), error_type="unknown_tool")
+            return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        validated = _validate(tool, args)
-        if isinstance(validated, dict):
-            result = validated
-        else:
+        checked = _validate(tool, args)
+        if isinstance(checked, BaseModel):
             try:
-                value = await tool.ainvoke(_call_args(validated), config=config)
+                checked = from_return(await tool.ainvoke(_call_args(checked), config=config))
             except Exception as exc:
-                result = _failure(tool, exc)
-            else:
-                result = _wrap(value)
-        return self._finish(name, result, self._clock() - started)
-
-    def _finish(self, name: str, result: Envelope, latency: float) -> Envelope:
-        result["meta"].setdefault("latency_s", round(latency, 6))
-        ok = result["status"] == "success"
-        with self._lock:
-            self._stats.setdefault(name, ToolStats()).record(ok, latency, result.get("message"))
-        return result
+                checked = from_exception(tool.name, exc)
+        return self._finish(name, checked, started)
 
     def check_arguments(self, name: str, args: Any) -> str | None:
         """Why ``args`` would be refused by tool ``name``, or None when they are valid."""
@@ -146,36 +155,22 @@ class ToolRegistry:
         checked = _validate(tool, args)
         return checked["message"] if isinstance(checked, dict) else None
 
-    def _run(
-        self, tool: BaseTool, args: Mapping[str, Any] | None, config: RunnableConfig | None
-    ) -> Envelope:
-        validated = _validate(tool, args)
-        if isinstance(validated, dict):
-            return validated
-        try:
-            value = tool.invoke(_call_args(validated), config=config)
-        except Exception as exc:  # a tool's failure is an observation, never a crash
-            return _failure(tool, exc)
-        return _wrap(value)
-
-
-def _failure(tool: BaseTool, exc: Exception) -> Envelope:
-    message = f"{tool.name} failed: {describe(exc)}"
-    if is_transient(exc):
-        return error(message, error_type="transient")
-    return error(message)
-
-
-def _wrap(value: Any) -> Envelope:
-    if is_envelope(value):
-        return {**value, "meta": dict(value["meta"])}  # type: ignore[typeddict-item]
-    return success(value)
+    def _finish(self, name: str, result: Envelope, started: float) -> Envelope:
+        """Stamp latency, cap the size when asked, and record the call in the tool's stats."""
+        latency = self._clock() - started
+        result["meta"]["latency_s"] = round(latency, 6)
+        if self._max_result_chars is not None:
+            result = cap_result(result, self._max_result_chars)
+        ok = result["status"] == "success"
+        with self._lock:
+            self._stats.setdefault(name, ToolStats()).record(ok, latency, result.get("message"))
+        return result
 
 
 def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     """The arguments parsed by the tool's schema, or a validation-error envelope."""
     if not isinstance(args, Mapping):
-        return error(
+        return error_envelope(
             f"Arguments for {tool.name} must be a JSON object, got {type(args).__name__}. "
             f"Expected fields: {_fields_help(tool)}.",
             error_type="validation_error",
@@ -185,7 +180,10 @@ def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     try:
         return schema.model_validate(dict(args))
     except ValidationError as exc:
-        return error(_validation_message(tool, exc), error_type="validation_error")
+        return error_envelope(_validation_message(tool, exc), error_type="validation_error")
+    except Exception as exc:  # a validator that raised something else, or unreadable args
+        message = f"Invalid arguments for {tool.name}: {type(exc).__name__}."
+        return error_envelope(message, error_type="validation_error")
 
 
 def _call_args(validated: BaseModel) -> dict[str, Any]:
@@ -213,7 +211,9 @@ def _validation_message(tool: BaseTool, exc: ValidationError) -> str:
         elif err["type"] == "extra_forbidden":
             problems.append(f"unexpected field '{field}'")
         else:
-            problems.append(f"field '{field}': {err['msg']} (got {err.get('input')!r})")
+            got = repr(json_safe(err.get("input"), max_depth=2))
+            got = got if len(got) <= _GOT_CHARS else f"{got[:_GOT_CHARS]}..."
+            problems.append(f"field '{field}': {err['msg']} (got {got})")
     return (
         f"Invalid arguments for {tool.name}: {'; '.join(problems)}. "
         f"Expected fields: {_fields_help(tool)}. Fix the Action Input and call again."

@@ -16,7 +16,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from tether.tools.envelope import Envelope, ErrorType, error, success
+from tether.tools.envelope import ErrorType
+from tether.tools.output import ToolOutput, error, success
 from tether.tools.runinfo import run_id_from
 from tether.world.faults import FaultInjector
 from tether.world.fields import STRICT, OrderId, PaymentId, Reason
@@ -59,7 +60,7 @@ class PaymentTools:
             make_tool(self.refund_payment, RefundArgs, faults=faults, side_effects=True),
         ]
 
-    def pay_order(self, order_id: str, amount: Decimal, config: RunnableConfig) -> Envelope:
+    def pay_order(self, order_id: str, amount: Decimal, config: RunnableConfig) -> ToolOutput:
         """Pay a pending order through the payment API. amount must equal the order's payable
         amount in CNY (compute_discount with the order's subtotal, member_tier, coupon_code and
         shipping_fee). Safe to retry: a retry within the same run never charges twice.
@@ -71,7 +72,7 @@ class PaymentTools:
             return _rejection(exc)
         return success(payment, idempotency_key=key, replayed=replayed)
 
-    def refund_payment(self, payment_id: str, reason: str = "customer request") -> Envelope:
+    def refund_payment(self, payment_id: str, reason: str = "customer request") -> ToolOutput:
         """Refund a payment in full and cancel its order; only before the order has shipped.
         Refunding an already refunded payment changes nothing. 全额退款并取消订单（未发货前）。"""
         try:
@@ -81,7 +82,7 @@ class PaymentTools:
         return success(payment)
 
 
-def _rejection(exc: PaymentRejected) -> Envelope:
+def _rejection(exc: PaymentRejected) -> ToolOutput:
     kind: ErrorType = "refused" if exc.status == 409 else "tool_error"
     return error(
         f"The payment API refused the request ({exc.code}): {exc.message}",

@@ -4,7 +4,8 @@
 answers 201 with the new payment, or 200 with header ``Idempotent-Replayed: true`` for a
 repeated key. ``GET /payments/{id}``; ``POST /payments/{id}/refund`` (body ``{"reason"}``,
 optional). Errors are ``{"error": {"code", "message"}}`` with a 4xx status. JSON numbers are
-read as Decimal, never float.
+read as Decimal, never float. Bodies are untrusted (:mod:`tether.world.payments_body`): over
+16 KiB is 413, nesting deeper than 8 or malformed JSON is 400, an unknown field is 422.
 
 Each endpoint consults a :class:`FaultInjector` (targets ``api.create_payment``,
 ``api.get_payment``, ``api.refund_payment``) before, or with ``after_effect`` after, doing its
@@ -14,10 +15,7 @@ work; database work runs in a worker thread so a stalled request never blocks th
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Awaitable, Callable
-from decimal import Decimal
-from typing import Any
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -26,9 +24,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from tether.world.faults import Fault, FaultInjector
+from tether.world.payments_body import read_json_object
 from tether.world.payments_service import PaymentError, PaymentService
 
 Handler = Callable[[Request], Awaitable[Response]]
+CREATE_FIELDS = frozenset({"order_id", "amount", "currency"})
+REFUND_FIELDS = frozenset({"reason"})
 
 
 def create_payments_app(service: PaymentService, faults: FaultInjector | None = None) -> Starlette:
@@ -36,7 +37,7 @@ def create_payments_app(service: PaymentService, faults: FaultInjector | None = 
     injector = faults or FaultInjector()
 
     async def create_payment(request: Request) -> Response:
-        body = await _json_body(request)
+        body = await read_json_object(request, CREATE_FIELDS)
         payment, replayed = await run_in_threadpool(
             service.create,
             request.headers.get("idempotency-key"),
@@ -52,7 +53,7 @@ def create_payments_app(service: PaymentService, faults: FaultInjector | None = 
         return JSONResponse(payment)
 
     async def refund_payment(request: Request) -> Response:
-        body = await _json_body(request, optional=True)
+        body = await read_json_object(request, REFUND_FIELDS, optional=True)
         reason = body.get("reason")
         if reason is not None and not isinstance(reason, str):
             raise PaymentError(422, "reason_invalid", "reason must be a string.")
@@ -117,16 +118,3 @@ def error_response(
     return JSONResponse(
         {"error": {"code": code, "message": message}}, status_code=status, headers=headers
     )
-
-
-async def _json_body(request: Request, *, optional: bool = False) -> dict[str, Any]:
-    raw = await request.body()
-    if not raw.strip() and optional:
-        return {}
-    try:
-        body = json.loads(raw, parse_float=Decimal)
-    except (ValueError, UnicodeDecodeError):
-        raise PaymentError(400, "body_invalid", "The request body must be JSON.") from None
-    if not isinstance(body, dict):
-        raise PaymentError(400, "body_invalid", "The request body must be a JSON object.")
-    return body

@@ -1,7 +1,7 @@
-"""How world functions become tools: explicit schema, envelope errors, optional faults.
+"""How world functions become tools: explicit schema, typed error outputs, optional faults.
 
 A tool body raises :class:`ToolProblem` (or a pricing / calculation error) for anything the
-model should fix or accept; :func:`make_tool` turns it into an error envelope whose message
+model should fix or accept; :func:`make_tool` turns it into an error ToolOutput whose message
 says why and what to do. Anything else that escapes is a real failure and goes to the
 registry, which classifies it as transient or not.
 """
@@ -17,7 +17,8 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from tether.tools import tool
-from tether.tools.envelope import Envelope, ErrorType, error
+from tether.tools.envelope import ErrorType
+from tether.tools.output import ToolOutput, error
 from tether.world.arith import CalculationError
 from tether.world.faults import FaultInjector
 from tether.world.pricing import PricingError
@@ -53,7 +54,7 @@ def make_tool(
         try:
             return fn(*args, **kwargs)
         except ToolProblem as problem:
-            return _envelope(problem)
+            return _output(problem)
         except (PricingError, CalculationError) as exc:
             return error(str(exc))
 
@@ -63,5 +64,5 @@ def make_tool(
     )(body)
 
 
-def _envelope(problem: ToolProblem) -> Envelope:
+def _output(problem: ToolProblem) -> ToolOutput:
     return error(problem.message, error_type=problem.error_type, **problem.meta)
