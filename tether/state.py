@@ -275,6 +275,11 @@ class AgentState(TypedDict, total=False):
     """The result of the call in flight (or of its refusal or rejection)."""
     rule: RuleVerdict | None
     """A rule's judgement of ``result``."""
+    unresolved: Proposal | None
+    """A side-effecting call whose outcome is unknown (it failed transiently: a payment may
+    have been taken before the timeout). The run does not end before a replay of it."""
+    resolving: bool
+    """The loop is replaying ``unresolved`` itself before it lets the run end."""
 
     # --- outcome ------------------------------------------------------------------------
     status: Status

@@ -20,10 +20,11 @@ EDGE_LABELS: dict[tuple[str, str], str] = {
     ("approve", "act"): "approved",
     ("approve", "think"): "rejected",
     ("approve", "__end__"): "stop",
-    ("act", "act"): "retry",
+    ("act", "act"): "retry or replay",
     ("act", "think"): "continue",
     ("act", "__end__"): "stop",
     ("refuse", "think"): "continue",
+    ("refuse", "act"): "replay unknown outcome",
     ("refuse", "__end__"): "stop",
 }
 """How each conditional edge is labelled in diagrams and Studio."""
@@ -40,6 +41,8 @@ def route_after_think(
     unusable reply or a repeat (closed in think), stop or ask the model again."""
     if _stopped(state):
         return "__end__"
+    if state.get("resolving"):
+        return "act"
     proposal = state.get("proposal")
     gate = proposal.get("gate") if proposal and proposal["kind"] == "action" else None
     if gate == "run":
@@ -55,15 +58,17 @@ def route_after_approve(state: AgentState) -> Literal["act", "think", "__end__"]
     """Run an approved (possibly edited) call; a rejection closed the step as a failure."""
     if _stopped(state):
         return "__end__"
-    return "act" if state.get("result") is None else "think"
+    return "act" if state.get("result") is None or state.get("resolving") else "think"
 
 
 def route_after_act(state: AgentState) -> Literal["act", "think", "__end__"]:
     """Retry in place while a call is still in flight (its step not closed)."""
     if _stopped(state):
         return "__end__"
-    return "act" if state.get("tool_attempts", 0) > 0 else "think"
+    return "act" if state.get("tool_attempts", 0) > 0 or state.get("resolving") else "think"
 
 
-def route_after_refuse(state: AgentState) -> Literal["think", "__end__"]:
-    return "__end__" if _stopped(state) else "think"
+def route_after_refuse(state: AgentState) -> Literal["act", "think", "__end__"]:
+    if _stopped(state):
+        return "__end__"
+    return "act" if state.get("resolving") else "think"

@@ -10,6 +10,7 @@ from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
 from tether.state import AgentState, Proposal, ToolResult, call_key
+from tether.tools.marks import has_side_effects
 from tether.tools.results import cap_result
 from tether.tools.runinfo import run_config
 
@@ -80,9 +81,14 @@ class Act(Node):
             proposal=proposal,
             result=tool_result,
             rule=rule,
-            first_run=attempt == 1,
+            first_run=attempt == 1 and not state.get("resolving", False),
+            side_effects=_has_side_effects(self.deps.registry.get(proposal["tool"])),
         )
         return update | closed
+
+
+def _has_side_effects(tool: Any) -> bool:
+    return tool is not None and has_side_effects(tool)
 
 
 def _call_in_flight(state: AgentState) -> tuple[Any, int]:

@@ -40,10 +40,13 @@ def close_step(
     rule: RuleVerdict | None = None,
     protocol: OutputProtocol | None = None,
     first_run: bool = False,
+    side_effects: bool = False,
 ) -> dict[str, Any]:
     """The state update that closes the current step. ``state`` must already hold this
     step's ``steps`` and ``usage``; ``protocol`` writes the note after an unusable reply;
-    ``first_run`` says the call ran for the first time in this step (no retry before)."""
+    ``first_run`` says the call ran for the first time in this step (no retry before);
+    ``side_effects`` that the tool changes the world (its transient failure leaves the outcome
+    unknown)."""
     step = state.get("steps", 0)
     record = decisions.classify(step, proposal, result, rule, settings)
     note = None
@@ -89,17 +92,28 @@ def close_step(
             "hints": outcome.hints,
         },
     )
+    unresolved = decisions.unresolved_after(state, proposal, record, side_effects)
+    update |= {"unresolved": unresolved, "resolving": False}
+    if decisions.must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
+        assert unresolved is not None
+        emit(
+            step,
+            "resolve",
+            {"tool": unresolved.get("tool"), "arguments": unresolved.get("arguments")},
+        )
+        return update | {"proposal": {**unresolved, "gate": "run"}, "resolving": True}
     if outcome.verdict:
         answer = proposal.get("answer") if outcome.verdict["status"] == "completed" else None
-        update |= end_run(state, outcome.verdict, answer)
+        update |= end_run({**state, "unresolved": unresolved}, outcome.verdict, answer)
     return update
 
 
 def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> dict[str, Any]:
     """The outcome fields for a run that stops here (and the trace's finish event)."""
+    reason = verdict["reason"] + decisions.unknown_outcome_note(state.get("unresolved"))
     emit(
         state.get("steps", 0),
         "finish",
-        {"status": verdict["status"], "reason": verdict["reason"], "usage": state.get("usage")},
+        {"status": verdict["status"], "reason": reason, "usage": state.get("usage")},
     )
-    return {"status": verdict["status"], "reason": verdict["reason"], "answer": answer}
+    return {"status": verdict["status"], "reason": reason, "answer": answer}
