@@ -61,7 +61,8 @@ class PromptView:
     lines: frozenset[str] = field(default=frozenset())
 
     def offers(self, tool: str) -> bool:
-        """The tool is listed: in ``tools``, in the schema, or named in the prompt text."""
+        """The tool is listed: in ``tools``, in the schema, or on a listing line of the text
+        (a name merely mentioned in another tool's description does not count)."""
         if self.tools:
             return tool in self.tools
         return re.search(rf"(?<![\w]){re.escape(tool)}(?![\w])", self.text) is not None
@@ -69,12 +70,13 @@ class PromptView:
 
 def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> PromptView:
     """The view of an OpenAI-style chat request (messages, tools, response_format)."""
-    text = flatten(body.get("messages") or [])
-    listed = _request_tools(body)
+    messages = body.get("messages")
+    text = flatten(messages if isinstance(messages, list) else [])
+    listed = _request_tools(body) or _listed_in_text(text)
     protocol: Protocol = "tools" if body.get("tools") else "react"
     if _is_json_format(body.get("response_format")):
         protocol = "json"
-    names = set(known_tools) | listed | _listed_in_text(text)
+    names = set(known_tools) | listed
     return PromptView(
         text=text,
         protocol=protocol,
