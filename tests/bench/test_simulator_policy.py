@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from tests.bench.conftest import SCENARIO_FILE
 from tests.bench.sim_prompts import FORMATS, Exchange, failure, request
-from tether.bench.scenarios import Scenario
+from tether.bench.scenarios import Scenario, load_scenarios
 from tether.bench.simulator import (
     FAULT_KINDS,
     PERFECT,
@@ -244,3 +246,43 @@ def test_personas_are_named_and_every_parameter_is_documented() -> None:
         persona("genius")
     with pytest.raises(ValueError):
         STRONG.with_overrides(fault_rate=1.5)
+
+
+FRAGMENTS = [
+    '{"status": "success", "data": {"order_id": "ORD-2024-001"',
+    '{"status": "error", "message": "order_id: Field required", "meta": {}}',
+    '{"status": "success", "data": [], "meta": {}} query_order(',
+    "Action: pay_order\nAction Input: {“amount”: 1}",
+    "- query_order: look up\n",
+]
+
+
+def _junk(rng: random.Random) -> Any:
+    """A message an agent, a tool or an attacker could put in a request."""
+    text = rng.choice(FRAGMENTS) + "".join(rng.choice('{}[]":,x1 ') for _ in range(8))
+    role = rng.choice(["system", "user", "assistant", "tool"])
+    shape = rng.randrange(6)
+    if shape == 0:
+        return rng.choice([7, None, text, ["a"]])
+    if shape == 1:
+        return {"role": role, "content": [{"text": text}, {"x": 1}, "loose"]}
+    if shape == 2:
+        calls = [{"function": {"name": text, "arguments": text}}, {"function": "x"}, 3]
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+    return {"role": role, "content": text}
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_any_request_gets_a_reply_never_a_crash(seed: int) -> None:
+    rng = random.Random(seed)
+    scenarios = load_scenarios(SCENARIO_FILE)
+    scenario = scenarios[rng.randrange(len(scenarios))]
+    sim = Simulator([scenario], persona=PERSONAS["weak"])
+    name = model_name(scenario.id, 0, "fuzz")
+    tools = rng.choice([None, [], [{"function": {}}], [{"function": {"name": "query_order"}}]])
+    fmt = rng.choice([None, {"type": "json_schema", "json_schema": {"schema": [1, {"tool": 2}]}}])
+    for _ in range(3):
+        messages = [_junk(rng) for _ in range(rng.randrange(6))]
+        body = {"messages": messages, "tools": tools, "response_format": fmt, "stop": 5}
+        reply = sim.reply(name, body)
+        assert reply.finish_reason in ("stop", "tool_calls")

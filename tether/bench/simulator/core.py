@@ -99,7 +99,8 @@ class Simulator:
         known = {step.tool for step in scenario.gold_actions}
         view = read_request(body, known)
         stop = body.get("stop")
-        stops = [stop] if isinstance(stop, str) else [s for s in stop or [] if isinstance(s, str)]
+        stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+        stops = [s for s in stops if isinstance(s, str)]
         with session.lock:
             index = session.calls
             session.calls += 1
