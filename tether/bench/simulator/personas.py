@@ -67,9 +67,9 @@ class Persona(BaseModel):
 
 STRONG = Persona(
     name="strong",
-    fault_rate=0.37,
+    fault_rate=0.35,
     fault_weights=_weights(repeat_previous=8.0),
-    fix_rate=0.8,
+    fix_rate=0.85,
     blind_fix_rate=0.3,
     invent_rate=0.1,
     loop_rate=0.1,
