@@ -16,8 +16,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
-from tether.tools.envelope import is_envelope
-
 Protocol = Literal["react", "tools", "json"]
 
 _ENVELOPE_START = re.compile(r'\{\s*"status"\s*:\s*"(?:success|error)"')
@@ -129,6 +127,17 @@ def observations(text: str, tool_names: Iterable[str]) -> list[Observation]:
         found.append(Observation(tool=tool, call_text=call_text, envelope=value))
         previous_end = end
     return found
+
+
+def is_envelope(value: Any) -> bool:
+    """A tool result as every tool writes it: a status, and data or a message.
+
+    Checked here on the content alone, so the simulator depends on no agent's code."""
+    return (
+        isinstance(value, dict)
+        and value.get("status") in ("success", "error")
+        and ("data" in value or "message" in value)
+    )
 
 
 def numbers_in(text: str) -> set[Decimal]:
