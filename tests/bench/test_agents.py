@@ -16,7 +16,7 @@ from tether.bench.instrument import RecordingRegistry, RunRecorder
 from tether.bench.judge import Judge
 from tether.bench.records import RunRecord
 from tether.bench.scenarios import Scenario
-from tether.bench.simulator import FaultModel, LatencyModel, Simulator, SimulatorServer, model_name
+from tether.bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
 from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
 from tether.errors import TransientToolError
 
@@ -30,7 +30,7 @@ AGENTS: dict[str, BenchAgent] = {
 @pytest.fixture(scope="module")
 def clean_sim(scenarios: list[Scenario]) -> Iterator[tuple[Simulator, str]]:
     """A simulator that never errs: every agent should do exactly the gold plan."""
-    simulator = Simulator(scenarios, faults=FaultModel.none(), latency=LatencyModel.instant())
+    simulator = Simulator(scenarios, persona=PERFECT, latency=LatencyModel.instant())
     with SimulatorServer(simulator) as server:
         yield simulator, server.base_url
 
@@ -38,9 +38,9 @@ def clean_sim(scenarios: list[Scenario]) -> Iterator[tuple[Simulator, str]]:
 def run(
     name: str, scenario: Scenario, sim: tuple[Simulator, str], worlds: WorldFactory
 ) -> tuple[RunRecord, bool]:
-    simulator, url = sim
+    _, url = sim
     session = model_name(scenario.id, 0, name)
-    chat = ChatSettings(base_url=url, model=session, tool_listener=simulator.listener(session))
+    chat = ChatSettings(base_url=url, model=session)
     with worlds.fresh() as world:
         prepare(world, scenario)
         record = AGENTS[name].run(scenario, world, chat)

@@ -19,7 +19,7 @@ PICK = ["api-pay-01", "fault-pay-02", "impossible-missing-01"]
 
 def bench(scenarios: list[Scenario], seed: int) -> BenchResult:
     plan = RunPlan(agents=AGENTS, scenarios=scenarios, trials=2, concurrency=4, progress=False)
-    spec = BackendSpec(kind="sim", seed=seed, fault_rate=0.4, recovery=0.6, sim_latency=False)
+    spec = BackendSpec(kind="sim", seed=seed, fault_rate=0.4, fix_rate=0.6, sim_latency=False)
     return run_benchmark(plan, spec.create(scenarios))
 
 
@@ -57,7 +57,7 @@ def test_same_seed_same_results_and_a_full_report(
     assert all(p.read_bytes()[:4] == b"\x89PNG" for p in paths if p.suffix == ".png")
     data = json.loads((tmp_path / "results.json").read_text(encoding="utf-8"))
     assert list(data["metrics"]) == AGENTS and len(data["runs"]) == len(PICK) * 2 * 3
-    assert data["backend"]["fault_rate"] == 0.4
+    assert data["backend"]["persona"]["fault_rate"] == 0.4
     assert data["metrics"]["tether"]["pass_hat_k"].keys() == {"1", "2"}
     table = markdown(first)
     assert table.startswith("| Metric | tether | agent_executor | create_agent |")

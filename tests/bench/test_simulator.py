@@ -1,4 +1,4 @@
-"""The simulated model: seeded, agent-agnostic faults; ReAct or tool_calls; usage; SSE."""
+"""The simulated model over HTTP: seeded, agent-agnostic draws; ReAct or tool_calls; usage; SSE."""
 
 from __future__ import annotations
 
@@ -11,21 +11,30 @@ import pytest
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
 
+from tests.bench.sim_prompts import Exchange, envelope, request
 from tether.bench.agents import ChatSettings, make_agent
-from tether.bench.records import ToolCall
 from tether.bench.scenarios import Scenario
 from tether.bench.simulator import (
     FAULT_KINDS,
-    FaultModel,
+    PERFECT,
+    PERSONAS,
     LatencyModel,
     Simulator,
     SimulatorServer,
     model_name,
 )
-from tether.bench.simulator.faults import applicable_faults, decide, draw
+from tether.bench.simulator.faults import Draw, applicable_faults, draw, pick_fault
 from tether.bench.worlds import WorldFactory, prepare
 
 SEED_TASK_ID = "api-pay-01"
+SEED_TASK = "Check order ORD-2024-001, work out the amount due and pay it."
+TOOLS = {"query_order": "Look up an order.", "compute_discount": "Price an order."}
+
+
+def go() -> list[HumanMessage]:
+    """A ReAct prompt with the seed task and a tool listing."""
+    body = request("agent_executor", SEED_TASK, TOOLS, [])
+    return [HumanMessage(body["messages"][0]["content"])]
 
 
 @pytest.fixture(scope="module")
@@ -47,62 +56,52 @@ def test_draws_are_a_pure_function_of_seed_scenario_trial_and_index() -> None:
     assert 0.17 < sum(v < 0.2 for v in values) / len(values) < 0.23  # uniform enough
 
 
-def test_fault_decisions_follow_the_documented_thresholds() -> None:
-    model = FaultModel(fault_rate=0.2, recovery=0.7)
+def test_fault_picks_follow_the_documented_thresholds() -> None:
+    weights = dict.fromkeys(FAULT_KINDS, 1.0)
     every = applicable_faults(planned_call=True, has_previous=True, has_arguments=True)
     assert every == list(FAULT_KINDS)
-    low, mid, high = (draw(0, "x", 0, 0).__class__(u, 0.0) for u in (0.1, 0.25, 0.5))
-    assert decide(model, low, stalled=False, applicable=every) is not None
-    assert decide(model, mid, stalled=False, applicable=every) is None  # 0.25 >= 0.2
-    assert decide(model, mid, stalled=True, applicable=every) is not None  # 0.25 < 1 - 0.7
-    assert decide(model, high, stalled=True, applicable=every) is None
-    final_turn = applicable_faults(planned_call=False, has_previous=False, has_arguments=False)
-    assert final_turn == ["repeated_thought"]
-    assert decide(FaultModel.none(), low, stalled=True, applicable=every) is None
+    low, high = Draw(0.1, 0.0, 0, 0, 0, 0), Draw(0.25, 0.0, 0, 0, 0, 0)
+    assert pick_fault(0.2, weights, low, every) == FAULT_KINDS[0]
+    assert pick_fault(0.2, weights, high, every) is None  # 0.25 >= 0.2
+    assert pick_fault(0.2, weights, Draw(0.1, 0.99, 0, 0, 0, 0), every) == FAULT_KINDS[-1]
+    assert pick_fault(0.2, dict.fromkeys(FAULT_KINDS, 0.0), low, every) is None
+    final_turn = applicable_faults(planned_call=False, has_previous=True, has_arguments=False)
+    assert final_turn == ["repeat_previous"]
+    assert applicable_faults(planned_call=False, has_previous=False, has_arguments=False) == []
 
 
-def test_tool_results_move_the_plan_forward_only_when_the_world_ran_the_planned_call(
+def test_the_plan_moves_only_when_the_prompt_shows_the_planned_calls_result(
     by_id: dict[str, Scenario],
 ) -> None:
-    simulator = Simulator([by_id[SEED_TASK_ID]], faults=FaultModel.none())
+    simulator = Simulator([by_id[SEED_TASK_ID]], persona=PERFECT)
     name = model_name(SEED_TASK_ID, 0, "t")
-    hear = simulator.listener(name)
-    first = simulator.reply(name, tools_mode=False)
-    assert "Action: query_order" in (first.content or "")
-    hear(
-        ToolCall(
-            tool="query_order",
-            arguments={"order_id": "ORD-2024-002"},
-            status="success",
-            start=0,
-            end=0,
-            turn=0,
-        )
-    )
-    assert "Action: query_order" in (simulator.reply(name, tools_mode=False).content or "")
-    hear(
-        ToolCall(
-            tool="query_order",
-            arguments={"order_id": "ORD-2024-001"},
-            status="success",
-            start=0,
-            end=0,
-            turn=1,
-        )
-    )
-    assert "Action: compute_discount" in (simulator.reply(name, tools_mode=False).content or "")
-    decisions = simulator.decisions(name)
-    assert [d.position for d in decisions] == [0, 0, 1]
-    assert [d.stalled for d in decisions] == [False, True, False]
+
+    def next_tool(history: list[Exchange]) -> str | None:
+        simulator.reply(name, request("tether", SEED_TASK, TOOLS, history))
+        return simulator.decisions(name)[-1].tool
+
+    assert next_tool([]) == "query_order"
+    other = {"order_id": "ORD-2024-002", "subtotal": "10.00"}
+    wrong_order = Exchange("query_order", {"order_id": "ORD-2024-002"}, envelope(other))
+    assert next_tool([wrong_order]) == "query_order"
+    right = {
+        "order_id": "ORD-2024-001",
+        "subtotal": "2471.60",
+        "shipping_fee": "0.00",
+        "coupon_code": "SAVE20",
+    }
+    right_order = Exchange("query_order", {"order_id": "ORD-2024-001"}, envelope(right))
+    assert next_tool([wrong_order, right_order]) == "compute_discount"
+    assert [d.position for d in simulator.decisions(name)] == [0, 0, 1]
 
 
 def test_react_text_without_tools_and_tool_calls_with_them(served: tuple[Simulator, str]) -> None:
     _, url = served
-    text = chat(url, model_name(SEED_TASK_ID, 0, "react")).invoke([HumanMessage("go")])
+    text = chat(url, model_name(SEED_TASK_ID, 0, "react")).invoke(go())
     assert text.text.startswith("Thought:") and "Action Input:" in text.text
     tool_schema = {"type": "function", "function": {"name": "query_order", "parameters": {}}}
     model = chat(url, model_name(SEED_TASK_ID, 0, "native")).bind_tools([tool_schema])
-    reply = model.invoke([HumanMessage("go")])
+    reply = model.invoke([HumanMessage(SEED_TASK)])
     assert reply.tool_calls[0]["name"] == "query_order"
     assert reply.tool_calls[0]["args"] == {"order_id": "ORD-2024-001"}
     assert reply.usage_metadata and reply.usage_metadata["total_tokens"] > 0
@@ -110,11 +109,11 @@ def test_react_text_without_tools_and_tool_calls_with_them(served: tuple[Simulat
 
 def test_streamed_replies_carry_usage_on_the_last_chunk(served: tuple[Simulator, str]) -> None:
     _, url = served
-    plain = chat(url, model_name(SEED_TASK_ID, 0, "plain")).invoke([HumanMessage("go")])
+    plain = chat(url, model_name(SEED_TASK_ID, 0, "plain")).invoke(go())
     streamed_model = chat(
         url, model_name(SEED_TASK_ID, 0, "sse"), streaming=True, stream_usage=True
     )
-    chunks = list(streamed_model.stream([HumanMessage("go")]))
+    chunks = list(streamed_model.stream(go()))
     text = "".join(c.text for c in chunks)
     assert text == plain.text and len(chunks) > 3
     usage = [c.usage_metadata for c in chunks if c.usage_metadata]
@@ -123,7 +122,7 @@ def test_streamed_replies_carry_usage_on_the_last_chunk(served: tuple[Simulator,
         body = {
             "model": model_name(SEED_TASK_ID, 0, "raw"),
             "stream": True,
-            "messages": [{"role": "user", "content": "go"}],
+            "messages": [{"role": "user", "content": go()[0].text}],
         }
         lines = client.post(f"{url}/chat/completions", json=body).text.strip().splitlines()
     events = [json.loads(line[6:]) for line in lines if line.startswith("data: {")]
@@ -134,7 +133,7 @@ def test_streamed_tool_calls_arrive_whole(served: tuple[Simulator, str]) -> None
     _, url = served
     tool_schema = {"type": "function", "function": {"name": "query_order", "parameters": {}}}
     model = chat(url, model_name(SEED_TASK_ID, 0, "sse-tools"), streaming=True, stream_usage=True)
-    chunks = list(model.bind_tools([tool_schema]).stream([HumanMessage("go")]))
+    chunks = list(model.bind_tools([tool_schema]).stream([HumanMessage(SEED_TASK)]))
     whole = chunks[0]
     for chunk in chunks[1:]:
         whole += chunk
@@ -147,9 +146,10 @@ def test_temperature_and_sampling_do_not_change_what_it_says(by_id: dict[str, Sc
     scenario = by_id[SEED_TASK_ID]
     replies = []
     for temperature in (0.0, 0.7, 1.5):
-        simulator = Simulator([scenario], seed=4, faults=FaultModel(fault_rate=0.9))
+        simulator = Simulator([scenario], seed=4, persona=PERSONAS["sloppy"])
         name = model_name(scenario.id, 2, f"t{temperature}")
-        replies.append([simulator.reply(name, tools_mode=False).content for _ in range(6)])
+        body = {"messages": [{"role": "user", "content": go()[0].text}], "temperature": temperature}
+        replies.append([simulator.reply(name, body).content for _ in range(6)])
     assert replies[0] == replies[1] == replies[2]
 
 
@@ -169,7 +169,7 @@ def test_tokenize_unknown_models_and_stop_sequences(served: tuple[Simulator, str
             json={
                 "model": model_name(SEED_TASK_ID, 0, "stop"),
                 "stop": ["\nAction Input"],
-                "messages": [{"role": "user", "content": "x"}],
+                "messages": [{"role": "user", "content": go()[0].text}],
             },
         ).json()
     assert cut["choices"][0]["message"]["content"].endswith("Action: query_order")
@@ -179,23 +179,20 @@ def run_agent(
     agent: str, scenario: Scenario, simulator: Simulator, url: str, worlds: WorldFactory, tag: str
 ) -> Any:
     name = model_name(scenario.id, 1, tag)
-    settings = ChatSettings(base_url=url, model=name, tool_listener=simulator.listener(name))
+    settings = ChatSettings(base_url=url, model=name)
     with worlds.fresh() as world:
         prepare(world, scenario)
         record = make_agent(agent).run(scenario, world, settings, trial=1)
     return record, simulator.decisions(name)
 
 
-def test_same_seed_same_faults_for_every_agent(
+def test_same_seed_same_draws_for_every_agent(
     by_id: dict[str, Scenario], worlds: WorldFactory
 ) -> None:
-    """Every agent meets the same draws at each call index; equal states, equal faults."""
+    """Every agent meets the same draws at each call index, and the same first decision."""
     scenario = by_id["multi-find-pay-01"]
     simulator = Simulator(
-        [scenario],
-        seed=5,
-        faults=FaultModel(fault_rate=0.5, recovery=0.5),
-        latency=LatencyModel.instant(),
+        [scenario], seed=5, persona=PERSONAS["sloppy"], latency=LatencyModel.instant()
     )
     with SimulatorServer(simulator) as server:
         logs = {
@@ -210,23 +207,8 @@ def test_same_seed_same_faults_for_every_agent(
         for d in log:
             expected = draw(5, scenario.id, 1, d.index)
             assert (d.u_fault, d.u_kind) == (expected.u_fault, expected.u_kind)
-    # each fault is a pure function of the draw and the plan's state, nothing agent-specific
-    for log in logs.values():
-        for d in log:
-            planned = d.planned == "action"
-            applicable = applicable_faults(
-                planned_call=planned,
-                has_previous=d.position > 0,
-                has_arguments=planned and bool(scenario.gold_actions[d.position].arguments),
-            )
-            turn = draw(5, scenario.id, 1, d.index)
-            assert (
-                decide(simulator.faults, turn, stalled=d.stalled, applicable=applicable) == d.fault
-            )
-    firsts = {(log[0].stalled, log[0].position, log[0].fault) for log in logs.values()}
-    assert len(firsts) == 1  # the first turn is the same state for all, so the same fault
-    # the same agent with the same seed meets exactly the same faults again
-    assert [(d.index, d.fault, d.position) for d in again_log] == [
-        (d.index, d.fault, d.position) for d in logs["tether"]
-    ]
+    firsts = {log[0].act() for log in logs.values()}
+    assert len(firsts) == 1  # the first prompt holds the same facts for all, so the same act
+    # the same agent with the same seed meets exactly the same decisions again
+    assert [d.act() for d in again_log] == [d.act() for d in logs["tether"]]
     assert again.termination is not None

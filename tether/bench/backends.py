@@ -14,12 +14,7 @@ from typing import Any, Literal, Protocol
 
 from tether.bench.instrument import ToolListener
 from tether.bench.scenarios import Scenario
-from tether.bench.simulator import (
-    FaultModel,
-    LatencyModel,
-    Simulator,
-    SimulatorServer,
-)
+from tether.bench.simulator import LatencyModel, Persona, Simulator, SimulatorServer, persona
 from tether.errors import TetherError
 
 
@@ -43,7 +38,7 @@ class Backend(Protocol):
 
 
 class SimBackend:
-    """The fault-injecting simulator, served on 127.0.0.1 for the benchmark's duration."""
+    """The simulated model, served on 127.0.0.1 for the benchmark's duration."""
 
     kind = "sim"
 
@@ -52,10 +47,10 @@ class SimBackend:
         scenarios: Iterable[Scenario],
         *,
         seed: int,
-        faults: FaultModel | None = None,
+        persona: Persona | None = None,
         latency: LatencyModel | None = None,
     ) -> None:
-        self.simulator = Simulator(scenarios, seed=seed, faults=faults, latency=latency)
+        self.simulator = Simulator(scenarios, seed=seed, persona=persona, latency=latency)
         self.server = SimulatorServer(self.simulator)
 
     def start(self) -> None:
@@ -66,10 +61,10 @@ class SimBackend:
 
     def session(self, scenario_id: str, trial: int, agent: str) -> Session:
         name = self.simulator.model_name(scenario_id, trial, agent)
-        return Session(self.server.base_url, name, self.simulator.listener(name))
+        return Session(self.server.base_url, name)
 
     def finish(self, session: Session) -> dict[str, Any]:
-        """The session's fault draws (for the record), then forget it."""
+        """The session's decisions (for the record), then forget it."""
         decisions = self.simulator.decisions(session.model)
         self.simulator.forget(session.model)
         return {
@@ -78,13 +73,11 @@ class SimBackend:
         }
 
     def describe(self) -> dict[str, Any]:
-        faults, latency = self.simulator.faults, self.simulator.latency
+        latency = self.simulator.latency
         return {
             "kind": self.kind,
             "seed": self.simulator.seed,
-            "fault_rate": faults.fault_rate,
-            "recovery": faults.recovery,
-            "fault_weights": dict(faults.weights),
+            "persona": self.simulator.persona.model_dump(mode="json"),
             "latency": {
                 "base_s": latency.base_s,
                 "per_prompt_token_s": latency.per_prompt_token_s,
@@ -177,8 +170,9 @@ class BackendSpec:
 
     kind: Literal["sim", "local", "url"]
     seed: int = 0
-    fault_rate: float = 0.2
-    recovery: float = 0.7
+    persona: str = "strong"
+    fault_rate: float | None = None
+    fix_rate: float | None = None
     sim_latency: bool = True
     url: str | None = None
     model: str | None = None
@@ -198,7 +192,9 @@ class BackendSpec:
             return SimBackend(
                 scenarios,
                 seed=self.seed,
-                faults=FaultModel(fault_rate=self.fault_rate, recovery=self.recovery),
+                persona=persona(self.persona).with_overrides(
+                    fault_rate=self.fault_rate, fix_rate=self.fix_rate
+                ),
                 latency=LatencyModel() if self.sim_latency else LatencyModel.instant(),
             )
         if self.kind == "local":

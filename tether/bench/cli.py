@@ -57,12 +57,15 @@ def bench(
     category: Annotated[
         list[str] | None, typer.Option(help="Only these categories (repeatable).")
     ] = None,
+    persona: Annotated[
+        str, typer.Option(help="sim: the simulated model's persona (strong, weak, loopy, sloppy).")
+    ] = "strong",
     fault_rate: Annotated[
-        float, typer.Option(min=0, max=1, help="sim: fault probability after a good turn.")
-    ] = 0.2,
-    recovery: Annotated[
-        float, typer.Option(min=0, max=1, help="sim: probability of recovering after an error.")
-    ] = 0.7,
+        float | None, typer.Option(min=0, max=1, help="sim: override the persona's fault rate.")
+    ] = None,
+    fix_rate: Annotated[
+        float | None, typer.Option(min=0, max=1, help="sim: override the persona's fix rate.")
+    ] = None,
     sim_latency: Annotated[
         bool, typer.Option(help="sim: wait as the latency model says (off: answer at once).")
     ] = True,
@@ -92,8 +95,9 @@ def bench(
         spec = BackendSpec.parse(
             backend,
             seed=seed,
+            persona=persona,
             fault_rate=fault_rate,
-            recovery=recovery,
+            fix_rate=fix_rate,
             sim_latency=sim_latency,
             model=model,
             local_parallel=local_parallel,

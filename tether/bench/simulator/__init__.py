@@ -1,26 +1,33 @@
-"""A fault-injecting simulated model behind an OpenAI-compatible HTTP endpoint.
+"""A simulated model behind an OpenAI-compatible HTTP endpoint, acting on what it is shown.
 
-It plays each scenario's gold plan and makes the mistakes real models make, drawn from a
-seeded generator keyed by scenario, trial and call index (see :mod:`.faults`), the same for
-every agent. It measures how well an agent's loop copes with a fixed fault model, not how
-good any model is.
+It knows each scenario's plan but reads every request (messages, tools, response_format) the
+way a model does: it uses only facts and tools the prompt shows, reads the errors after its
+own faulty calls, may loop on repeated results, and answers from the facts it sees
+(:mod:`.policy`). How often it errs, fixes and invents is a named persona
+(:mod:`.personas`); its random numbers depend only on the seed, the scenario, the trial and
+the turn (:mod:`.faults`), never on which agent is calling.
 """
 
 from tether.bench.simulator.core import LatencyModel, Simulator, UnknownSession
-from tether.bench.simulator.faults import FAULT_KINDS, FaultKind, FaultModel
+from tether.bench.simulator.faults import FAULT_KINDS, FaultKind
+from tether.bench.simulator.personas import PERFECT, PERSONAS, STRONG, Persona, persona
 from tether.bench.simulator.server import SimulatorServer, create_app
 from tether.bench.simulator.sessions import Decision, model_name, parse_model_name
 
 __all__ = [
     "FAULT_KINDS",
+    "PERFECT",
+    "PERSONAS",
+    "STRONG",
     "Decision",
     "FaultKind",
-    "FaultModel",
     "LatencyModel",
+    "Persona",
     "Simulator",
     "SimulatorServer",
     "UnknownSession",
     "create_app",
     "model_name",
     "parse_model_name",
+    "persona",
 ]

@@ -1,7 +1,7 @@
-"""The simulator's state: scenarios, sessions, the fault model and the latency model.
+"""The simulator's state: scenarios, sessions, the persona and the latency model.
 
-Kept apart from the HTTP layer so tests and the runner can ask it directly what a session
-did (:meth:`Simulator.decisions`) and feed it tool results (:meth:`Simulator.listener`).
+Kept apart from the HTTP layer so tests and the runner can ask it directly for a reply to a
+request body (:meth:`Simulator.reply`) and what a session did (:meth:`Simulator.decisions`).
 """
 
 from __future__ import annotations
@@ -9,13 +9,21 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
-from tether.bench.instrument import ToolListener
-from tether.bench.records import ToolCall
 from tether.bench.scenarios import Scenario
-from tether.bench.simulator.faults import FaultModel
-from tether.bench.simulator.render import Reply, call_id, render
-from tether.bench.simulator.sessions import Decision, Session, model_name, parse_model_name
+from tether.bench.simulator.faults import draw
+from tether.bench.simulator.personas import STRONG, Persona
+from tether.bench.simulator.policy import decide
+from tether.bench.simulator.reading import read_request
+from tether.bench.simulator.render import Reply, call_id, echo, render
+from tether.bench.simulator.sessions import (
+    Decision,
+    Memory,
+    Session,
+    model_name,
+    parse_model_name,
+)
 
 
 @dataclass(frozen=True)
@@ -48,19 +56,19 @@ class UnknownSession(LookupError):
 
 
 class Simulator:
-    """Plays each scenario's gold plan, with the faults the fault model draws."""
+    """Answers each request with the persona's policy over what the request shows."""
 
     def __init__(
         self,
         scenarios: Iterable[Scenario],
         *,
         seed: int = 0,
-        faults: FaultModel | None = None,
+        persona: Persona | None = None,
         latency: LatencyModel | None = None,
     ) -> None:
         self.scenarios = {s.id: s for s in scenarios}
         self.seed = seed
-        self.faults = faults or FaultModel()
+        self.persona = persona or STRONG
         self.latency = latency or LatencyModel()
         self._sessions: dict[str, Session] = {}
         self._lock = threading.Lock()
@@ -80,24 +88,45 @@ class Simulator:
                     f"model {name!r} is not a simulator session; use "
                     "sim:<scenario id>:<trial>:<tag> with a scenario this simulator loaded"
                 )
-            session = Session(scenario=self.scenarios[parsed[0]], trial=parsed[1])
+            session = Session(scenario_id=parsed[0], trial=parsed[1])
             self._sessions[name] = session
             return session
 
-    def listener(self, name: str) -> ToolListener:
-        """What the recording registry calls with each tool result of this session."""
+    def reply(self, name: str, body: dict[str, Any]) -> Reply:
+        """The next reply of session ``name`` to this request (temperature is ignored)."""
         session = self.session(name)
-
-        def hear(call: ToolCall) -> None:
-            session.observe(call)
-
-        return hear
-
-    def reply(self, name: str, *, tools_mode: bool, stop: list[str] | None = None) -> Reply:
-        """The next reply of session ``name`` (temperature and the rest are ignored)."""
-        session = self.session(name)
-        turn = session.next_turn(self.seed, self.faults)
-        return render(turn, tools_mode=tools_mode, call_id=call_id(name, session.calls), stop=stop)
+        scenario = self.scenarios[session.scenario_id]
+        known = {step.tool for step in scenario.gold_actions}
+        view = read_request(body, known)
+        stop = body.get("stop")
+        stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
+        stops = [s for s in stops if isinstance(s, str)]
+        with session.lock:
+            index = session.calls
+            session.calls += 1
+            turn_draw = draw(self.seed, scenario.id, session.trial, index)
+            choice = decide(scenario, view, session.memory, turn_draw, self.persona)
+            turn = choice.turn
+            session.memory = Memory(
+                last_turn=turn,
+                last_position=choice.position,
+                prompt_lines=view.lines,
+                echo=echo(turn),
+            )
+            session.decisions.append(
+                Decision(
+                    index=index,
+                    u_fault=turn_draw.u_fault,
+                    u_kind=turn_draw.u_kind,
+                    position=choice.position,
+                    planned="action" if choice.position < len(scenario.gold_actions) else "final",
+                    move=choice.move,
+                    fault=turn.fault,
+                    tool=turn.tool if turn.kind == "action" else None,
+                    arguments=turn.arguments if turn.kind == "action" else None,
+                )
+            )
+        return render(turn, protocol=view.protocol, call_id=call_id(name, index), stop=stops)
 
     def decisions(self, name: str) -> list[Decision]:
         with self._lock:

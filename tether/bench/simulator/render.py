@@ -1,9 +1,11 @@
 """Turn a decided turn into what an OpenAI-compatible server sends, and count its tokens.
 
 A request that carries ``tools`` gets ``tool_calls`` (content null, finish_reason
-``tool_calls``) as vLLM's hermes parser returns them; one without gets ReAct text (Thought,
-Action, Action Input, or Final Answer). Usage is counted with tiktoken's cl100k_base over what
-was sent and what is returned, so every agent's prompt is charged by the same rule.
+``tool_calls``) as vLLM's hermes parser returns them; one with a JSON ``response_format`` gets
+a JSON action; any other gets ReAct text (Thought, Action, Action Input, or Final Answer).
+A fault keeps its kind in every protocol and takes that protocol's shape. Usage is counted
+with tiktoken's cl100k_base over what was sent and what is returned, so every agent's prompt
+is charged by the same rule.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 import tiktoken
 
+from tether.bench.simulator.reading import Protocol
 from tether.bench.simulator.sessions import Turn
 from tether.memory.tokens import MESSAGE_OVERHEAD, OFFLINE_ENCODING, TiktokenCounter
 
@@ -44,30 +47,76 @@ class Reply:
         return {"role": "assistant", "content": self.content, "tool_calls": []}
 
 
+def arguments_text(turn: Turn) -> str:
+    """The call's arguments as the model writes them: JSON, or broken JSON for ``bad_json``."""
+    text = json.dumps(turn.arguments or {}, ensure_ascii=False)
+    return corrupt(text, turn.shape) if turn.fault == "bad_json" else text
+
+
+def corrupt(text: str, shape: float) -> str:
+    """Broken JSON, one of two ways models break it: curly quotes, or the last brace missing."""
+    if shape < 0.5:
+        return _curly_quotes(text)
+    return text[:-1]
+
+
 def react_text(turn: Turn) -> str:
-    """The turn as ReAct text."""
+    """The turn as ReAct text; ``missing_input`` leaves out the Action Input line."""
     if turn.kind == "final":
         return f"Thought: {turn.thought}\nFinal Answer: {turn.answer}"
-    if turn.kind == "text":
-        return f"Thought: {turn.thought}"
-    return f"Thought: {turn.thought}\nAction: {turn.tool}\nAction Input: {turn.arguments_text}"
+    head = f"Thought: {turn.thought}\nAction: {turn.tool}"
+    if turn.fault == "missing_input":
+        return head
+    return f"{head}\nAction Input: {arguments_text(turn)}"
 
 
-def render(turn: Turn, *, tools_mode: bool, call_id: str, stop: list[str] | None = None) -> Reply:
-    """The reply for this request's mode; ReAct text is cut at the first stop sequence."""
-    if not tools_mode:
-        return Reply(
-            content=_apply_stop(react_text(turn), stop), tool_call=None, finish_reason="stop"
-        )
+def json_text(turn: Turn) -> str:
+    """The turn as the JSON action a ``response_format`` asks for."""
+    if turn.kind == "final":
+        action: dict[str, Any] = {"final_answer": turn.answer or ""}
+    elif turn.fault == "missing_input":
+        action = {"tool": turn.tool}
+    else:
+        action = {"tool": turn.tool, "arguments": turn.arguments or {}}
+    text = json.dumps({"thought": turn.thought, "action": action}, ensure_ascii=False)
+    return corrupt(text, turn.shape) if turn.fault == "bad_json" else text
+
+
+def render(turn: Turn, *, protocol: Protocol, call_id: str, stop: list[str] | None = None) -> Reply:
+    """The reply in the request's protocol; ReAct text is cut at the first stop sequence."""
+    if protocol == "react":
+        return Reply(_apply_stop(react_text(turn), stop), None, "stop")
+    if protocol == "json":
+        return Reply(json_text(turn), None, "stop")
     if turn.kind == "action":
+        arguments = "" if turn.fault == "missing_input" else arguments_text(turn)
         call = {
             "id": call_id,
             "type": "function",
-            "function": {"name": turn.tool, "arguments": turn.arguments_text or "{}"},
+            "function": {"name": turn.tool, "arguments": arguments},
         }
         return Reply(content=None, tool_call=call, finish_reason="tool_calls")
-    text = turn.answer if turn.kind == "final" else turn.thought
-    return Reply(content=text or "", tool_call=None, finish_reason="stop")
+    return Reply(content=turn.answer or "", tool_call=None, finish_reason="stop")
+
+
+def echo(turn: Turn) -> tuple[str, ...]:
+    """Pieces of the model's own reply, to tell them apart from feedback in the next prompt."""
+    pieces = [turn.thought, turn.answer or ""]
+    if turn.kind == "action":
+        pieces.append(arguments_text(turn))
+    return tuple(p for p in pieces if len(p) > 2)
+
+
+def _curly_quotes(text: str) -> str:
+    """Straight double quotes become “ and ” in turn, as the seed saw Qwen write them."""
+    out, opening = [], True
+    for char in text:
+        if char == '"':
+            out.append("“" if opening else "”")
+            opening = not opening
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def _apply_stop(text: str, stop: list[str] | None) -> str:

@@ -78,10 +78,8 @@ def create_app(simulator: Simulator) -> Starlette:
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             return _error(400, "'messages' is required")
         name = str(body.get("model", ""))
-        stop = body.get("stop")
-        stops = [stop] if isinstance(stop, str) else list(stop or [])
         try:
-            reply = simulator.reply(name, tools_mode=bool(body.get("tools")), stop=stops)
+            reply = simulator.reply(name, body)
         except UnknownSession as exc:
             return _error(404, str(exc), "not_found_error")
         prompt = prompt_tokens(body)
