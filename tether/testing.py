@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -130,3 +130,43 @@ def run_traced(graph: Any, payload: Any, **kwargs: Any) -> tuple[dict[str, Any],
         else:
             trace.append(chunk)
     return final, trace
+
+
+class FunctionChatModel(BaseChatModel):
+    """A model whose reply is a function of the prompt: ``fn(messages) -> str | AIMessage``.
+
+    Unlike :class:`ScriptedChatModel` it keeps no position, so a run resumed in another
+    process (or a flow whose length depends on faults) gets the reply its prompt calls for.
+    Replies without usage get one counted with tiktoken; ``latency`` waits like a server.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    fn: Callable[[list[BaseMessage]], str | AIMessage] = Field(repr=False)
+    latency: float = 0.0
+
+    @property
+    def _llm_type(self) -> str:
+        return "tether-function"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        if self.latency:
+            time.sleep(self.latency)
+        reply = self.fn(list(messages))
+        message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
+        if message.usage_metadata is None:
+            counter = TiktokenCounter()
+            prompt = count_messages(counter, messages)
+            output = counter.count(message.text)
+            message.usage_metadata = {
+                "input_tokens": prompt,
+                "output_tokens": output,
+                "total_tokens": prompt + output,
+            }
+        return ChatResult(generations=[ChatGeneration(message=message)])
