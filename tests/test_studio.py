@@ -61,7 +61,7 @@ def test_graph_is_served_with_readable_nodes_and_editable_settings(studio: str) 
     assistant = assistant_id(studio)
     drawn = httpx.get(f"{studio}/assistants/{assistant}/graph", timeout=60).json()
     nodes = {node["id"] for node in drawn["nodes"]}
-    assert {"start", "compose", "think", "act", "approve", "assess", "finish"} <= nodes
+    assert {"start", "think", "act", "approve", "refuse"} <= nodes
     schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=60).json()
     settings = schemas["context_schema"]["properties"]
     assert {"token_budget", "max_iters", "breaker_failures", "approval_tools"} <= set(settings)
@@ -82,3 +82,35 @@ def test_a_run_from_studio_uses_the_edited_settings(studio: str) -> None:
     assert state["steps"] == 1
     assert state["status"] in {"completed", "max_steps", "failed", "no_progress"}
     assert state["usage"]["total_tokens"] > 0
+
+
+def test_the_sdk_client_sees_an_input_form_and_the_settings_in_force(studio: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio)
+    schemas = client.assistants.get_schemas(assistant_id(studio))
+    assert schemas["input_schema"]["properties"]["task"]["type"] == "string"
+    assert "status" in schemas["state_schema"]["properties"]
+    settings = schemas["context_schema"]["properties"]
+    assert settings["max_iters"]["default"] == 10
+    assert settings["token_budget"]["default"] == 18000
+
+
+def test_streamed_messages_are_the_models_tokens_not_the_prompt(studio: str) -> None:
+    from langgraph_sdk import get_sync_client
+
+    client = get_sync_client(url=studio)
+    thread = client.threads.create()
+    kinds: set[str] = set()
+    for part in client.runs.stream(
+        thread["thread_id"],
+        "tether",
+        input={"task": "Say hello."},
+        context={"max_iters": 1, "max_tokens": 8},
+        stream_mode="messages-tuple",
+    ):
+        if part.event == "messages":
+            message, meta = part.data
+            kinds.add(message["type"])
+            assert meta["langgraph_node"] == "think"
+    assert kinds and kinds <= {"AIMessageChunk", "ai"}  # no system or human prompt messages

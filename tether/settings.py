@@ -148,11 +148,18 @@ def load_settings(**values: Any) -> AgentSettings:
         raise SettingsError(_describe(exc)) from exc
 
 
-def _overrides_model() -> type[BaseModel]:
+def run_settings_schema(base: AgentSettings | None = None) -> type[BaseModel]:
+    """LangGraph's context schema: every AgentSettings field, optional, for one run or Studio.
+
+    With ``base`` (the graph's own settings) each field's default is the value the run uses
+    when it is left alone, so Studio's form shows real values; sending them back changes
+    nothing. The API key is never shown."""
     fields: dict[str, Any] = {}
     for name, info in AgentSettings.model_fields.items():
+        value = getattr(base, name) if base is not None else info.get_default()
+        shown = None if base is None or name == "api_key" else value
         described = f"{info.description} (default: {info.get_default()!r})"
-        fields[name] = (Optional[info.annotation], Field(None, description=described))  # noqa: UP045
+        fields[name] = (Optional[info.annotation], Field(shown, description=described))  # noqa: UP045
     return create_model(
         "RunSettings",
         __config__=ConfigDict(extra="forbid"),
@@ -161,8 +168,8 @@ def _overrides_model() -> type[BaseModel]:
     )
 
 
-RunSettings: type[BaseModel] = _overrides_model()
-"""LangGraph context schema: every AgentSettings field, optional, for one run or Studio."""
+RunSettings: type[BaseModel] = run_settings_schema()
+"""The context schema of a graph whose settings are read at its first run."""
 
 
 def resolve_settings(base: AgentSettings, context: Any) -> AgentSettings:

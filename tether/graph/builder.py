@@ -27,7 +27,7 @@ from tether.nodes.deps import Deps
 from tether.nodes.refuse import Refuse
 from tether.nodes.start import Start
 from tether.nodes.think import Think
-from tether.settings import AgentSettings, RunSettings
+from tether.settings import AgentSettings, RunSettings, run_settings_schema
 from tether.state import AgentState, InputState
 from tether.tools.registry import ToolRegistry
 
@@ -67,7 +67,8 @@ def build_graph(
         rng=random.Random(seed),
         cancel_store=cancel_store,
     )
-    builder = StateGraph(AgentState, context_schema=RunSettings, input_schema=InputState)
+    context = run_settings_schema(settings) if settings is not None else RunSettings
+    builder = StateGraph(AgentState, context_schema=context, input_schema=InputState)
     builder.add_node("start", Start(deps))
     builder.add_node("think", Think(deps))
     builder.add_node("act", Act(deps))

@@ -23,7 +23,7 @@ class Act(Node):
             self.deps.sleep(delay)
         config = run_config(state["run_id"])
         result = self.deps.registry.invoke(proposal["tool"], proposal["arguments"], config=config)
-        return self._record(state, settings, proposal, attempt, delay, result)
+        return self._record(state, proposal, attempt, delay, result, settings)
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
         proposal, attempt = _call_in_flight(state)
@@ -34,7 +34,9 @@ class Act(Node):
         result = await self.deps.registry.ainvoke(
             proposal["tool"], proposal["arguments"], config=config
         )
-        return self._record(state, settings, proposal, attempt, delay, result)
+        return await self.off_loop(
+            settings, self._record, state, proposal, attempt, delay, result, settings
+        )
 
     def _delay(self, attempt: int, settings: AgentSettings) -> float:
         return decisions.backoff_delay(attempt - 1, settings, self.deps.rng) if attempt > 1 else 0.0
@@ -42,11 +44,11 @@ class Act(Node):
     def _record(
         self,
         state: AgentState,
-        settings: AgentSettings,
         proposal: Proposal,
         attempt: int,
         delay: float,
         result: Any,
+        settings: AgentSettings,
     ) -> dict[str, Any]:
         capped = cap_result(result, settings.max_tool_result_chars)
         meta = {**capped["meta"], "retry_count": attempt - 1}

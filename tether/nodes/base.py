@@ -7,7 +7,9 @@ directly. Both go through the same pure steps; only the I/O differs.
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig
 from langgraph.config import get_stream_writer
@@ -16,6 +18,8 @@ from langgraph.runtime import get_runtime
 from tether.nodes.deps import Deps
 from tether.settings import AgentSettings
 from tether.state import AgentState, TraceEvent
+
+T = TypeVar("T")
 
 
 class Node(Runnable[AgentState, dict[str, Any]]):
@@ -32,7 +36,14 @@ class Node(Runnable[AgentState, dict[str, Any]]):
         raise NotImplementedError
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
-        return self.run(state, settings)  # nodes without I/O share one implementation
+        """Nodes without I/O of their own share the sync implementation."""
+        return await self.off_loop(settings, self.run, state, settings)
+
+    async def off_loop(self, settings: AgentSettings, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)``, in a thread when it may wait on I/O (see ``Deps.may_block``)."""
+        if self.deps.may_block(settings):
+            return await asyncio.to_thread(work, *args)
+        return work(*args)
 
     def invoke(
         self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any

@@ -36,6 +36,10 @@ MODEL_FIELDS = (
 )
 
 
+def _model_key(settings: AgentSettings) -> tuple[str, ...]:
+    return tuple(str(getattr(settings, name)) for name in MODEL_FIELDS)
+
+
 @dataclass
 class Prepared:
     """One step's model setup for the tools registered now: built once per tool set."""
@@ -72,11 +76,21 @@ class Deps:
             self.settings = load_settings()  # raises SettingsError inside the run, not at import
         return resolve_settings(self.settings, context)
 
+    def may_block(self, settings: AgentSettings) -> bool:
+        """Whether a node's own work may wait on I/O (starting the embedded server, a server
+        tokenizer's HTTP calls, the run store's cancel flags): async runs then do that work
+        in a thread, so the event loop never blocks."""
+        if self.cancel_store is not None:
+            return True
+        with self._lock:
+            built = self.model is not None or _model_key(settings) in self._models
+        return not built or not isinstance(self.counter_for(settings), TiktokenCounter)
+
     def model_for(self, settings: AgentSettings) -> BaseChatModel:
         """The given model, or one built (once per endpoint settings) from the settings."""
         if self.model is not None:
             return self.model
-        key = tuple(str(getattr(settings, name)) for name in MODEL_FIELDS)
+        key = _model_key(settings)
         with self._lock:
             if key not in self._models:
                 self._models[key] = self._factory()(settings)

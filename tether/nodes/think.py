@@ -44,17 +44,17 @@ class Think(Node):
             reply = call.prepared.model.invoke(call.messages, **call.kwargs)
         except Exception as exc:
             reply = _reply_or_raise(exc, call, settings)
-        return self._conclude(state, settings, call, reply)
+        return self._conclude(state, call, reply, settings)
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
-        call = self._prepare(state, settings)
+        call = await self.off_loop(settings, self._prepare, state, settings)
         if isinstance(call, dict):
             return call
         try:
             reply = await call.prepared.model.ainvoke(call.messages, **call.kwargs)
         except Exception as exc:
             reply = _reply_or_raise(exc, call, settings)
-        return self._conclude(state, settings, call, reply)
+        return await self.off_loop(settings, self._conclude, state, call, reply, settings)
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
@@ -96,7 +96,7 @@ class Think(Node):
         return store.requested(str(thread_id))
 
     def _conclude(
-        self, state: AgentState, settings: AgentSettings, call: Call, reply: AIMessage
+        self, state: AgentState, call: Call, reply: AIMessage, settings: AgentSettings
     ) -> dict[str, Any]:
         if not isinstance(reply, AIMessage):
             raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
