@@ -40,7 +40,14 @@ def run(
         Path | None, typer.Option(help="Where the toolset keeps its data (default ./data).")
     ] = None,
     store: Annotated[
-        str | None, typer.Option(help="Run store: SQLite path or postgresql:// URL.")
+        str | None,
+        typer.Option(envvar="TETHER_STORE", help="Run store: SQLite path or postgres:// URL."),
+    ] = None,
+    world_db: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TETHER_WORLD_DB", help="The toolset's database URL (e.g. postgres://...)."
+        ),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint; default: embedded model.")
@@ -61,7 +68,7 @@ def run(
     try:
         settings = load_settings(**{k: v for k, v in {**endpoint, **limits}.items() if v})
         with open_run_store(store) as run_store:
-            toolset = load_toolset(tools, data_dir)
+            toolset = load_toolset(tools, data_dir, world_db)
             agent = Agent(settings, store=run_store, registry=toolset.registry())
             printer = None if as_json else TracePrinter()
             context = {k: v for k, v in limits.items() if v} or None

@@ -33,6 +33,7 @@ from tether.world.seed_data import (
     CN_GIVEN,
     CN_PLACES,
     CN_SURNAMES,
+    DEFAULT_SEED,
     EDITIONS,
     EN_FIRST,
     EN_LAST,
@@ -42,7 +43,6 @@ from tether.world.seed_data import (
     Place,
 )
 
-DEFAULT_SEED = 2024
 START = datetime(2024, 1, 1, 8, 0, 0)
 TIERS = (("none", 50), ("silver", 25), ("gold", 17), ("platinum", 8))
 STATUSES = (("pending", 15), ("paid", 15), ("shipped", 20), ("delivered", 40), ("cancelled", 10))
