@@ -13,6 +13,10 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # each test starts a fresh interpreter
+
 ROOT = Path(__file__).parent.parent
 HEAVY = (
     "sqlalchemy",
