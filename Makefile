@@ -3,7 +3,7 @@
 TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
 UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
 
-.PHONY: setup run test lint
+.PHONY: setup run test test-fast lint
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet "uv>=0.9"
@@ -19,5 +19,10 @@ lint: setup
 	$(UV) run ruff format --check .
 	$(UV) run mypy tether
 
+# Everything: servers, PostgreSQL, spawned CLIs, notebooks, the benchmark harness.
 test: lint
 	$(UV) run pytest
+
+# The core in well under a minute: no servers, no spawned processes, no notebooks, no bench.
+test-fast: setup
+	$(UV) run pytest -q -m "not slow and not server and not postgres and not bench"

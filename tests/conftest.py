@@ -13,6 +13,19 @@ from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel, run_traced
 
+# `make test-fast` runs the core: -m "not slow and not server and not postgres and not bench".
+# Modules mark themselves (pytestmark); these are marked here by path.
+SLOW_MODULES = {"test_resume.py", "test_runner.py"}  # spawn processes
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.parts
+        if "bench" in parts[-2:-1]:
+            item.add_marker(pytest.mark.bench)
+        if item.path.name in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:

@@ -18,6 +18,7 @@ no ``/tokenize``). Every request body is recorded so tests can pin what the clie
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import socket
@@ -59,6 +60,30 @@ class StubConfig:
     )
     requests: list[dict[str, Any]] = field(default_factory=list)
     tokenize_calls: int = 0
+    script: list[str] = field(default_factory=list)  # text replies, in order, when non-empty
+    gate: Gate | None = None
+
+
+@dataclass
+class Gate:
+    """Holds the ``at``-th chat request (1-based) until ``release`` is set.
+
+    ``arrived`` is set when it comes in. A held request whose client goes away (a killed
+    process) is dropped without using a scripted reply, so the next request gets it.
+    """
+
+    at: int
+    arrived: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+
+    async def wait(self, request: Request) -> bool:
+        """False when the client disconnected while held."""
+        self.arrived.set()
+        while not self.release.is_set():
+            if await request.is_disconnected():
+                return False
+            await asyncio.sleep(0.02)
+        return True
 
 
 def _prompt_tokens(body: dict[str, Any]) -> int:
@@ -67,7 +92,9 @@ def _prompt_tokens(body: dict[str, Any]) -> int:
 
 
 def _reply_pieces(body: dict[str, Any], config: StubConfig) -> tuple[str | None, dict | None]:
-    """The reply: plain text, or a tool call to the first tool offered."""
+    """The reply: the next scripted text, or a tool call to the first tool offered."""
+    if config.script:
+        return config.script.pop(0), None
     tools = body.get("tools") or []
     if tools and body.get("tool_choice") != "none":
         name = tools[0]["function"]["name"]
@@ -135,6 +162,9 @@ def build_app(config: StubConfig) -> Starlette:
     async def chat(request: Request) -> Response:
         body = await request.json()
         config.requests.append(body)
+        gate = config.gate
+        if gate is not None and len(config.requests) == gate.at and not await gate.wait(request):
+            return Response(status_code=499)
         completion_id = f"chatcmpl-{uuid.uuid4().hex}"
         created = int(time.time())
         text, call = _reply_pieces(body, config)

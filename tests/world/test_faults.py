@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-import time
+import asyncio
+import threading
+from typing import Any
 
+import httpx
 import pytest
 from langchain_core.runnables import RunnableConfig
 
 from tests.world.helpers import failed, ok, payments_of
 from tether.tools import ToolRegistry
-from tether.world import Fault, FaultInjector, World, at_rate, fail_first
+from tether.world import Fault, FaultInjector, World, at_rate, fail_first, payments_app
+from tether.world.payments_service import PaymentService
 
 PAY = {"order_id": "ORD-2024-001", "amount": "2328.02"}
 
@@ -104,28 +108,75 @@ def test_rate_limit_reports_retry_after(
     assert len(payments_of(world)) == 1
 
 
+class Stall:
+    """Stands in for the payment API's fault delay: holds the request until released.
+
+    A client timeout then always fires (the request is held, however slow the machine), and
+    the test knows when the held request reached the stall and when its charge finished,
+    instead of sleeping and hoping.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.reached = threading.Event()
+        self.release = threading.Event()
+        self.charges_done = 0
+        self._done = threading.Condition()
+        create = PaymentService.create
+
+        def counted(service: PaymentService, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return create(service, *args, **kwargs)
+            finally:
+                with self._done:
+                    self.charges_done += 1
+                    self._done.notify_all()
+
+        monkeypatch.setattr(payments_app, "_strike", self._strike)
+        monkeypatch.setattr(PaymentService, "create", counted)
+
+    async def _strike(self, fault: Fault) -> None:
+        self.reached.set()
+        while not self.release.is_set():
+            await asyncio.sleep(0.01)
+
+    def wait_for_charges(self, count: int) -> None:
+        with self._done:
+            assert self._done.wait_for(lambda: self.charges_done >= count, timeout=WAIT)
+
+
+WAIT = 60  # seconds: a bound for a hung request, never a speed assertion
+
+
 def test_timeout_after_the_charge_returns_the_original_payment(
-    world: World, run: RunnableConfig
+    world: World, run: RunnableConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    stall = Stall(monkeypatch)
     registry = world.registry(timeout=0.05)
-    world.set_faults({"api.create_payment": fail_first(1, Fault.timeout(0.2, after_effect=True))})
+    world.set_faults({"api.create_payment": fail_first(1, Fault.timeout(1, after_effect=True))})
     first = registry.invoke("pay_order", PAY, run)
     failed(first, "Timeout", error_type="transient")
+    assert stall.reached.wait(WAIT)  # the stall comes after the charge...
     recorded = payments_of(world)
-    assert len(recorded) == 1  # the charge went through before the client gave up
+    assert len(recorded) == 1  # ...so it went through although the client gave up
     retry = registry.invoke("pay_order", PAY, run)
     assert ok(retry) == recorded[0]
     assert retry["meta"]["replayed"] is True
     assert payments_of(world) == recorded
+    stall.release.set()
 
 
-def test_timeout_before_the_charge_still_charges_once(world: World, run: RunnableConfig) -> None:
+def test_timeout_before_the_charge_still_charges_once(
+    world: World, run: RunnableConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stall = Stall(monkeypatch)
     registry = world.registry(timeout=0.05)
-    world.set_faults({"api.create_payment": fail_first(1, Fault.timeout(0.15))})
+    world.set_faults({"api.create_payment": fail_first(1, Fault.timeout(1))})
     failed(registry.invoke("pay_order", PAY, run), "Timeout", error_type="transient")
-    assert payments_of(world) == []
+    assert stall.reached.wait(WAIT)
+    assert payments_of(world) == []  # held before the charge
     payment = ok(registry.invoke("pay_order", PAY, run))
-    time.sleep(0.2)  # let the stalled first request finish: it must find the key taken
+    stall.release.set()
+    stall.wait_for_charges(2)  # the held request went on: it must find the key taken
     assert payments_of(world) == [payment]
 
 
@@ -139,16 +190,21 @@ def test_500_after_the_charge_then_retry_replays(
     assert payments_of(world) == [retry["data"]]
 
 
-def test_added_latency(world: World) -> None:
-    client = world.payments_client(timeout=2)
+def test_added_latency_holds_only_the_faulted_call(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stall = Stall(monkeypatch)
+    client = world.payments_client(timeout=0.05)
     payment_id = world.payments()[0]["id"]
     world.set_faults({"api.get_payment": fail_first(1, Fault.latency(0.1))})
-    started = time.perf_counter()
-    client.get_payment(payment_id)
-    assert time.perf_counter() - started >= 0.1
-    started = time.perf_counter()
-    client.get_payment(payment_id)
-    assert time.perf_counter() - started < 0.1
+    with pytest.raises(httpx.ReadTimeout):
+        client.get_payment(payment_id)  # held by the latency fault
+    assert stall.reached.is_set()
+    stall.reached.clear()
+    stall.release.set()
+    slow_client = world.payments_client(timeout=WAIT)
+    assert slow_client.get_payment(payment_id)["id"] == payment_id
+    assert not stall.reached.is_set()  # the second call met no fault
 
 
 def test_seeded_api_fault_rate_replays_after_reset(world: World) -> None:

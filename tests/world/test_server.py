@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from langchain_core.runnables import RunnableConfig
 from typer.testing import CliRunner
 
@@ -66,9 +67,7 @@ def test_cli_serve_passes_host_port_and_faults(
                 ).status_code
         transport.close()
 
-    import uvicorn  # the command imports it when it runs, so patch the module itself
-
-    monkeypatch.setattr(uvicorn, "run", fake_run)
+    monkeypatch.setattr(uvicorn, "run", fake_run)  # the command imports uvicorn when it runs
     plan = tmp_path / "faults.json"
     plan.write_text(json.dumps({"api.create_payment": {"schedule": {"0": {"status": 503}}}}))
     result = CliRunner().invoke(

@@ -78,6 +78,9 @@ def bench(
     charts: Annotated[bool, typer.Option(help="Write PNG charts.")] = True,
 ) -> None:
     """Benchmark agents side by side: same model, same tools, judged on the world's state."""
+    from tether.extras import require
+
+    require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
     from tether.bench.backends import BackendSpec
     from tether.bench.report import markdown, write_report
     from tether.bench.runner import RunPlan, run_in_processes, sample_scenarios

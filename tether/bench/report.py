@@ -144,11 +144,16 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
-    """PNG charts (matplotlib, Agg backend): success, tool calls, latency, cost, endings."""
-    import matplotlib
+    """PNG charts: success, tool calls, latency, cost, endings.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Drawn on bare ``Figure`` objects, never through pyplot, so writing a report neither needs
+    a display nor switches the caller's backend (a notebook keeps its inline figures).
+    """
+    from matplotlib.figure import Figure
+
+    def subplots(*grid: int, figsize: tuple[float, float]) -> tuple[Figure, Any]:
+        fig = Figure(figsize=figsize)
+        return fig, fig.subplots(*grid)
 
     items = list(metrics.values())
     if not items:
@@ -160,10 +165,9 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
         path = out / name
         fig.tight_layout()
         fig.savefig(path, dpi=110)
-        plt.close(fig)
         written.append(path)
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     rates = [100 * m.success_rate for m in items]
     errors = [
         [100 * (m.success_rate - m.success_ci95[0]) for m in items],
@@ -175,14 +179,14 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     ax.set_title("Task success")
     save(fig, "success.png")
 
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     ax.bar(names, [100 * m.tool_call_success_rate for m in items], color="#55A868")
     ax.set_ylabel("tool-call success, %")
     ax.set_ylim(0, 100)
     ax.set_title("Tool-call success (turns asking for a tool)")
     save(fig, "tool_calls.png")
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = subplots(figsize=(7, 4))
     width = 0.25
     xs = range(len(items))
     for offset, (label, values) in enumerate(
@@ -199,14 +203,14 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     ax.legend()
     save(fig, "latency.png")
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9, 4))
+    fig, (left, right) = subplots(1, 2, figsize=(9, 4))
     left.bar(names, [m.mean_steps for m in items], color="#8172B2")
     left.set_title("Mean steps to termination")
     right.bar(names, [m.mean_total_tokens for m in items], color="#C44E52")
     right.set_title("Mean total tokens per run")
     save(fig, "steps_tokens.png")
 
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = subplots(figsize=(8, 4))
     kinds = sorted({k for m in items for k in m.terminations})
     bottom = [0.0] * len(items)
     for kind in kinds:
@@ -219,7 +223,7 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     save(fig, "terminations.png")
 
     if any(len(m.pass_hat_k) > 1 for m in items):
-        fig, ax = plt.subplots(figsize=(6, 4))
+        fig, ax = subplots(figsize=(6, 4))
         for m in items:
             ks = sorted(m.pass_hat_k)
             ax.plot(ks, [100 * m.pass_hat_k[k] for k in ks], marker="o", label=m.agent)

@@ -1,5 +1,19 @@
-"""The ``tether`` command."""
+"""The ``tether`` command (the ``cli`` extra); its entry point is :func:`tether.cli.entry.main`.
 
-from tether.cli.app import app
+``app`` is resolved on first use so that the entry point can first check the extra.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        from tether.cli.app import app
+
+        return app
+    raise AttributeError(f"module 'tether.cli' has no attribute {name!r}")
+
 
 __all__ = ["app"]

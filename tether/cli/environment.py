@@ -13,7 +13,9 @@ from collections.abc import Mapping
 from tether.errors import SettingsError
 
 PREFIX = "TETHER_"
-OTHER_VARIABLES = frozenset({"TETHER_DATA_DIR"})  # read outside AgentSettings
+OTHER_VARIABLES = frozenset(  # read outside AgentSettings
+    {"TETHER_DATA_DIR", "TETHER_STORE", "TETHER_WORLD_DB"}
+)
 
 
 def known_variables() -> set[str]:

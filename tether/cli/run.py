@@ -53,7 +53,14 @@ def run(
         Path | None, typer.Option(help="Where the toolset keeps its data (default ./data).")
     ] = None,
     store: Annotated[
-        str | None, typer.Option(help="Run store: SQLite path or postgresql:// URL.")
+        str | None,
+        typer.Option(envvar="TETHER_STORE", help="Run store: SQLite path or postgres:// URL."),
+    ] = None,
+    world_db: Annotated[
+        str | None,
+        typer.Option(
+            envvar="TETHER_WORLD_DB", help="The toolset's database URL (e.g. postgres://...)."
+        ),
     ] = None,
     base_url: Annotated[
         str | None, typer.Option(help="OpenAI-compatible endpoint; default: embedded model.")
@@ -81,9 +88,13 @@ def run(
     limits = {k: v for k, v in given.items() if v is not None}  # 0 is refused by the options
     settings = load_settings(**{k: v for k, v in endpoint.items() if v is not None}, **limits)
     thread_id = thread or uuid.uuid4().hex
-    again = resume_command(thread_id, tools=tools, data_dir=data_dir, store=store)
+    again = resume_command(
+        thread_id, tools=tools, data_dir=data_dir, store=store, world_db=world_db
+    )
     with open_run_store(store) as run_store:
-        agent = Agent(settings, store=run_store, registry=load_toolset(tools, data_dir).registry())
+        agent = Agent(
+            settings, store=run_store, registry=load_toolset(tools, data_dir, world_db).registry()
+        )
         with stop_on_ctrl_c(f"run saved as thread {thread_id}; resume with: {again}"):
             result, printer = drive(agent, task, thread_id, limits or None, as_json)
             while result.pending is not None:
@@ -120,7 +131,14 @@ def drive(
     return current, printer
 
 
-def resume_command(thread_id: str, *, tools: str, data_dir: Path | None, store: str | None) -> str:
+def resume_command(
+    thread_id: str,
+    *,
+    tools: str,
+    data_dir: Path | None,
+    store: str | None,
+    world_db: str | None = None,
+) -> str:
     """The command that picks this run up again, with the options that locate it."""
     words = ["tether", "run", "--thread", thread_id]
     if tools != "tether.world":
@@ -129,6 +147,8 @@ def resume_command(thread_id: str, *, tools: str, data_dir: Path | None, store: 
         words += ["--data-dir", str(data_dir)]
     if store is not None:
         words += ["--store", store]
+    if world_db is not None:
+        words += ["--world-db", world_db]
     return shlex.join(words)
 
 

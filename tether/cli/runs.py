@@ -18,7 +18,8 @@ if TYPE_CHECKING:
 runs_app = typer.Typer(no_args_is_help=True)
 out = Console(highlight=False)
 StoreOption = Annotated[
-    str | None, typer.Option(help="Run store: SQLite path or postgresql:// URL.")
+    str | None,
+    typer.Option(envvar="TETHER_STORE", help="Run store: SQLite path or postgres:// URL."),
 ]
 
 

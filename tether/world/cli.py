@@ -26,7 +26,12 @@ DataDir = Annotated[
     ),
 ]
 Url = Annotated[
-    str | None, typer.Option("--url", help="SQLAlchemy URL instead of a data directory.")
+    str | None,
+    typer.Option(
+        "--url",
+        envvar="TETHER_WORLD_DB",
+        help="Database URL (SQLite or postgres://) instead of a data directory.",
+    ),
 ]
 Seed = Annotated[int, typer.Option("--seed", help="Seed of the generated data.")]
 
@@ -47,12 +52,12 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the payment API for agents running elsewhere."""
-    import uvicorn
-
     world = _open(data_dir, url, seed)
     try:
         if faults is not None:
             world.set_faults(json.loads(faults.read_text(encoding="utf-8")))
+        import uvicorn
+
         typer.echo(f"payment API for {world.engine.url!r} on http://{host}:{port}")
         uvicorn.run(world.payments_app(), host=host, port=port, log_level="info")
     finally:
@@ -74,10 +79,11 @@ def hash_(data_dir: DataDir = None, url: Url = None, seed: Seed = DEFAULT_SEED) 
 
 
 def _open(data_dir: Path | None, url: str | None, seed: int, *, fresh: bool = False) -> World:
-    from tether.world.world import World
+    from tether.errors import TetherError
+    from tether.world import World
 
     try:
         return World.create(data_dir, url=url, seed=seed, fresh=fresh)
-    except ValueError as exc:
+    except (TetherError, ValueError) as exc:
         typer.echo(f"error: {exc}", err=True)
         raise typer.Exit(2) from None

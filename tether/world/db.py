@@ -27,6 +27,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Engine
 
+from tether.dburl import sqlalchemy_url
+
 ORDER_STATUSES = ("pending", "paid", "shipped", "delivered", "cancelled")
 PAYMENT_STATUSES = ("succeeded", "refunded")
 VOLATILE: dict[str, Any] = {"volatile": True}
@@ -142,7 +144,11 @@ WORLD_TABLES = (users, products, variants, orders, order_items, payments)
 
 
 def make_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite files are set up for safe concurrent writers."""
+    """An engine for ``url``; SQLite files are set up for safe concurrent writers.
+
+    ``postgres://`` and ``postgresql://`` both select PostgreSQL through psycopg (v3).
+    """
+    url = sqlalchemy_url(url)
     parsed = sa.engine.make_url(url)
     if parsed.get_backend_name() != "sqlite":
         return sa.create_engine(url, pool_pre_ping=True)

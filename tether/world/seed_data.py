@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-DEFAULT_SEED = 2024  # the world's seed unless one is chosen (here: light to import)
+DEFAULT_SEED = 2024  # here, not in seed.py, so the CLI can show it without SQLAlchemy
 
 CN_SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"
 CN_GIVEN = [

@@ -21,6 +21,7 @@ from langchain_core.tools import BaseTool
 from sqlalchemy.engine import Engine
 from starlette.applications import Starlette
 
+from tether.dburl import unreachable
 from tether.tools import ToolRegistry
 from tether.world import db, snapshot
 from tether.world import seed as seeding
@@ -35,6 +36,7 @@ from tether.world.payments_service import PaymentService
 from tether.world.transport import InProcessTransport
 
 DB_FILE = "world.sqlite"
+WORLD_DB_ENV = "TETHER_WORLD_DB"  # a database URL for the world instead of the data directory
 SCHEMA_VERSION = "1"
 
 
@@ -72,13 +74,16 @@ class World:
         seed: int = seeding.DEFAULT_SEED,
         fresh: bool = False,
     ) -> World:
-        """Open the world in ``data_dir`` (default :func:`default_data_dir`) or at ``url``.
+        """Open the world at ``url`` or in ``data_dir``; with neither, at ``$TETHER_WORLD_DB``
+        if set, else in :func:`default_data_dir`.
 
         The database is created and seeded if empty; ``fresh=True`` resets it to the seeded
         state. Opening a database seeded with another seed raises ValueError rather than
         silently mixing worlds.
         """
         directory: Path | None = None
+        if url is None and data_dir is None:
+            url = os.environ.get(WORLD_DB_ENV) or None
         if url is None:
             directory = Path(data_dir) if data_dir is not None else default_data_dir()
             directory.mkdir(parents=True, exist_ok=True)
@@ -86,6 +91,9 @@ class World:
         world = cls(db.make_engine(url), seed=seed, data_dir=directory)
         try:
             world._open(fresh=fresh)
+        except sa.exc.OperationalError as exc:
+            world.close()
+            raise unreachable(url, exc) from None
         except BaseException:
             world.close()
             raise
