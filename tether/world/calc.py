@@ -45,8 +45,8 @@ class DiscountArgs(BaseModel):
     coupon_code: str | None = Field(
         None,
         max_length=32,
-        description="At most one coupon code, as query_order gives it; omit for none (query_order's "
-        "coupon_code) / 优惠券码，最多一张，可不填",
+        description="At most one coupon code, as query_order gives it (its coupon_code); "
+        "omit for none / 优惠券码，最多一张，可不填",
     )
     shipping_fee: Amount = Field(
         Decimal("0.00"),

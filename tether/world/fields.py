@@ -41,7 +41,8 @@ OrderId = Annotated[
     Field(
         pattern=ORDER_ID_PATTERN,
         description="Order id exactly as the task or a tool result gives it: 'ORD-', a 4-digit "
-        "year, '-', then 3 or more digits / 订单号：ORD-、4位年份、-、至少3位序号，照抄任务或工具结果中的编号",
+        "year, '-', then 3 or more digits / "
+        "订单号：ORD-、4位年份、-、至少3位序号，照抄任务或工具结果中的编号",
     ),
     BeforeValidator(_order_id),
 ]

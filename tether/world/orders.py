@@ -76,8 +76,7 @@ class FindUserArgs(BaseModel):
     postcode: str | None = Field(
         None,
         max_length=16,
-        description="Postcode of the customer's address / 收货地址邮编. "
-        "Use together with name.",
+        description="Postcode of the customer's address / 收货地址邮编. Use together with name.",
     )
 
 
