@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from rich.console import Console
@@ -33,6 +34,7 @@ class TracePrinter:
         self.console = console or Console(highlight=False)
         self.tokens = tokens
         self._streaming = False
+        self._started = time.monotonic()
 
     def token(self, text: str) -> None:
         """Model output as it arrives (dim); the parsed step is printed when the call ends."""
@@ -63,6 +65,9 @@ class TracePrinter:
             f"[bold cyan]step {step}[/bold cyan] [dim](temperature {detail['temperature']}, "
             f"{detail['usage']['total_tokens']} tokens{source}, {self.tokens} so far)[/dim]"
         )
+        if "offered" in detail:
+            offered = ", ".join(detail["offered"]) or "none: the final answer only"
+            self._line("offered", offered, "dim")
         if detail.get("thought"):
             self._line("thought", _short(detail["thought"]))
         if detail["kind"] == "action":
@@ -98,8 +103,10 @@ class TracePrinter:
     def _on_finish(self, step: int, detail: dict[str, Any]) -> None:
         usage = detail.get("usage") or {}
         style = STATUS_STYLE.get(detail["status"], "bold")
+        elapsed = time.monotonic() - self._started
         self.console.print(
             f"[{style}]{detail['status']}[/{style}] after {step} step(s): "
             f"{escape(detail['reason'])} [dim](tokens: {usage.get('input_tokens', 0)} in, "
-            f"{usage.get('output_tokens', 0)} out, {usage.get('total_tokens', 0)} total)[/dim]"
+            f"{usage.get('output_tokens', 0)} out, {usage.get('total_tokens', 0)} total; "
+            f"{elapsed:.1f} s)[/dim]"
         )

@@ -17,6 +17,7 @@ from tether.errors import SettingsError
 
 SERVER_CONTEXT = 32768  # Qwen2.5-7B-Instruct, the reference model
 EMBEDDED_CONTEXT = 8192  # SmolLM2's training context; the embedded server is started with it
+SMALL_MODEL_TOOLS = 4  # tools offered per step under the small-model profile, by default
 
 Protocol = Literal["react", "json_schema", "native"]
 
@@ -51,6 +52,21 @@ class AgentSettings(BaseSettings):
         description="react: Thought/Action/Action Input text, repaired and parsed. "
         "json_schema: a JSON action constrained by a schema of the current tools. "
         "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice).",
+    )
+
+    small_model: bool | None = Field(
+        None,
+        description="Small-model profile: ids constrained by their patterns, the action before "
+        "a short thought, every free-text field length-capped, only the best-matching tools "
+        "offered, a final-answer step after a repeated successful call, temperature 0. "
+        "Unset: on for the embedded model, off for a server.",
+    )
+    offered_tools: int | None = Field(
+        None,
+        ge=1,
+        description="Tools offered to the model each step: the best matches for the task and "
+        "the latest results, plus the tools already used. Unset: 4 under the small-model "
+        "profile, every tool otherwise.",
     )
 
     # --- loop policy ----------------------------------------------------------------------
@@ -108,6 +124,18 @@ class AgentSettings(BaseSettings):
     def uses_embedded_model(self) -> bool:
         """No endpoint configured: tether serves a small local model itself."""
         return self.base_url is None
+
+    @property
+    def small_profile(self) -> bool:
+        """Whether the small-model profile is in force (the setting, or the embedded model)."""
+        return self.uses_embedded_model if self.small_model is None else self.small_model
+
+    @property
+    def tool_offer(self) -> int | None:
+        """How many tools to offer each step (before used ones are added), or None for all."""
+        if self.offered_tools is not None:
+            return self.offered_tools
+        return SMALL_MODEL_TOOLS if self.small_profile else None
 
     @property
     def context_tokens(self) -> int:

@@ -10,7 +10,9 @@ It answers with the shapes tether relies on, as vLLM emits them:
   ``content`` null and ``finish_reason`` ``tool_calls``. Streamed, the first delta carries
   id, type and name, later deltas carry argument fragments by ``index``.
 * ``POST /tokenize`` at the server root: ``{"prompt": ..., "add_special_tokens": ...}`` ->
-  ``{"count", "max_model_len", "tokens", "token_strs"}``.
+  ``{"count", "max_model_len", "tokens", "token_strs"}``; or vLLM's chat shape,
+  ``{"messages": [...], "tools": [...], "add_generation_prompt": ...}``, counted as the
+  template would render it (messages, tool schemas, generation prompt).
 
 Switches on :class:`StubConfig` make it misbehave the ways real servers do (no usage,
 no ``/tokenize``). Every request body is recorded so tests can pin what the client sends.
@@ -62,6 +64,7 @@ class StubConfig:
     tokenize_calls: int = 0
     script: list[str] = field(default_factory=list)  # text replies, in order, when non-empty
     gate: Gate | None = None
+    tokenize_bodies: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -89,6 +92,14 @@ class Gate:
 def _prompt_tokens(body: dict[str, Any]) -> int:
     text = " ".join(str(m.get("content") or "") for m in body.get("messages", []))
     return len(stub_tokens(text)) + 3 * len(body.get("messages", []))
+
+
+def _chat_tokens(body: dict[str, Any]) -> int:
+    """A chat as a template renders it: the messages, each tool's JSON schema (a template
+    lists them in the system turn) and the generation prompt."""
+    tools = json.dumps(body.get("tools") or [], ensure_ascii=False)
+    prompt = 3 if body.get("add_generation_prompt", True) else 0
+    return _prompt_tokens(body) + len(stub_tokens(tools)) + prompt
 
 
 def _reply_pieces(body: dict[str, Any], config: StubConfig) -> tuple[str | None, dict | None]:
@@ -141,6 +152,13 @@ def build_app(config: StubConfig) -> Starlette:
         if not config.tokenize:
             return JSONResponse({"detail": "Not Found"}, status_code=404)
         body = await request.json()
+        config.tokenize_bodies.append(body)
+        if isinstance(body.get("messages"), list):  # vLLM's chat shape: the rendered template
+            count = _chat_tokens(body)
+            return JSONResponse(
+                {"count": count, "max_model_len": MAX_MODEL_LEN, "tokens": list(range(count))}
+                | {"token_strs": None}
+            )
         if not isinstance(body.get("prompt"), str):
             return JSONResponse(
                 {

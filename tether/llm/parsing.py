@@ -183,11 +183,17 @@ class _QuoteState:
 
 
 def parse_native(message: AIMessage, *, truncated: bool = False) -> Proposal:
-    """Use the server's tool_calls; plain text with none is the final answer. ``truncated``:
-    the reply was cut at max_tokens, which is always a parse failure."""
+    """Use the server's one tool call; plain text with none is the final answer. Several
+    calls in one reply, or a reply cut at max_tokens (``truncated``), are parse failures."""
     text = message.text
     if truncated:
         return invalid_proposal(text, text.strip(), TRUNCATED)
+    if len(message.tool_calls) > 1:
+        # tether asks for one call (parallel_tool_calls=false) and runs one per step: running
+        # the first and dropping the rest would hide calls the model meant to make.
+        names = ", ".join(str(c.get("name"))[:40] for c in message.tool_calls[:4])
+        error = f"one tool call per reply; got {len(message.tool_calls)} ({names})"
+        return invalid_proposal(text, text.strip(), error)
     if message.tool_calls:
         call = message.tool_calls[0]
         name = str(call.get("name") or "")

@@ -12,20 +12,38 @@ the ``protocol`` setting's Literal).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from tether.llm.parsing import parse_native, parse_react
 from tether.llm.structured import parse_json_action, response_format
+from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import Proposal
 
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 NOTE_ERROR_CHARS = 160
+FINAL_ONLY_NOTE = (
+    "You repeated a tool call that had already succeeded; its result is in the tool results. "
+    "No tool is offered now: write your final answer for the user, in your own words, with "
+    "the values those results give."
+)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one step offers the model: these tools, under the small-model profile or not,
+    or only the final answer."""
+
+    tools: tuple[BaseTool, ...]
+    small: bool = False
+    final_only: bool = False
 
 
 class OutputProtocol:
@@ -36,18 +54,25 @@ class OutputProtocol:
     lists_tools: bool = True
     """Whether the system prompt lists the tools (native protocols send them as ``tools``)."""
 
-    def system_prompt(self, tools: list[BaseTool]) -> str:
+    def system_prompt(self, offer: Offer) -> str:
         parts = [SYSTEM_HEADER]
         if self.lists_tools:
-            parts.append(describe_tools(tools))
+            parts.append(describe_tools(list(offer.tools)))
         parts.append(self.format_instructions)
+        if offer.final_only:
+            parts.append(FINAL_ONLY_NOTE)
         return "\n\n".join(parts)
 
     def prepare(
-        self, model: BaseChatModel, tools: list[BaseTool]
+        self, model: BaseChatModel, offer: Offer
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
-        """The model to call and the call's extra arguments, for these tools."""
+        """The model to call and the call's extra arguments, for this offer."""
         return model, {}
+
+    def frame_tokens(self, system: str, offer: Offer, counter: TokenCounter) -> int:
+        """Tokens of the part of every prompt that is fixed while the offer is: the system
+        message (and, for native tool calling, the tool schemas the server adds)."""
+        return counter.count(system) + MESSAGE_OVERHEAD
 
     def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
         """The reply as a proposal; ``truncated`` says it was cut off at max_tokens."""
@@ -62,20 +87,16 @@ class OutputProtocol:
     retry_instruction: str = ""
 
 
-REACT_FORMAT = """Answer in exactly this format, one step at a time:
+REACT_FORMAT = """Work one step at a time. To call a tool, write three lines: a line starting
+with "Thought:" and one short sentence on what to do next; a line starting with "Action:" and
+the name of one tool from the list above; a line starting with "Action Input:" and the tool's
+arguments as one JSON object with straight double quotes, its values taken from the task or
+from tool results. Then stop: the tool's result is shown to you in the next turn.
 
-Thought: what you know so far and what to do next
-Action: the name of one tool from the list above
-Action Input: the tool's arguments as one JSON object with straight double quotes
-
-Then stop and wait: the tool's result will be shown to you in the next turn.
-When you have everything the task needs, answer instead with:
-
-Thought: why the task is done
-Final Answer: the answer for the user
-
-If no tool can do what the task needs, or information is missing, give a Final Answer that
-says so and why. Never invent tool results."""
+When you have everything the task needs, write a line starting with "Thought:" and a line
+starting with "Final Answer:" followed by your answer for the user, with the values you found.
+If no tool can do what the task needs, or information is missing, the Final Answer says so
+and why. Never invent tool results."""
 
 
 class ReactProtocol(OutputProtocol):
@@ -92,10 +113,12 @@ class ReactProtocol(OutputProtocol):
         return parse_react(reply.text, truncated=truncated)
 
 
-JSON_FORMAT = """Reply with one JSON object and nothing else: either a tool call,
-{"thought": "<your reasoning>", "action": {"tool": "<tool name>", "arguments": {<arguments>}}}
-or, when the task is done or cannot be done with these tools, a final answer,
-{"thought": "<why you are done>", "action": {"final_answer": "<the answer for the user>"}}"""
+JSON_FORMAT = """Reply with one JSON object and nothing else. Its "action" key holds either a
+tool call, an object with "tool" (the name of one tool listed above) and "arguments" (that
+tool's arguments, with values taken from the task or from tool results), or, when the task is
+done or cannot be done with these tools, an object with "final_answer" (your answer for the
+user, in your own words, with the values you found). Its "thought" key holds one short
+sentence on why."""
 
 
 class JsonSchemaProtocol(OutputProtocol):
@@ -109,9 +132,10 @@ class JsonSchemaProtocol(OutputProtocol):
     )
 
     def prepare(
-        self, model: BaseChatModel, tools: list[BaseTool]
+        self, model: BaseChatModel, offer: Offer
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
-        return model, {"response_format": response_format(tools)}
+        schema = response_format(list(offer.tools), small=offer.small, final_only=offer.final_only)
+        return model, {"response_format": schema}
 
     def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
         return parse_json_action(reply.text, truncated=truncated)
@@ -131,11 +155,28 @@ class NativeProtocol(OutputProtocol):
     retry_instruction = "Call one tool with valid JSON arguments, or reply with the answer."
 
     def prepare(
-        self, model: BaseChatModel, tools: list[BaseTool]
+        self, model: BaseChatModel, offer: Offer
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
-        if not tools:
+        """Bind the offered tools, one call per reply: vLLM defaults ``parallel_tool_calls``
+        to true and would return several, of which a loop that runs one must drop some."""
+        if not offer.tools or offer.final_only:
             return model, {}
-        return model.bind_tools(tools), {}
+        return model.bind_tools(list(offer.tools), parallel_tool_calls=False), {}
+
+    def frame_tokens(self, system: str, offer: Offer, counter: TokenCounter) -> int:
+        """The system message and the tool schemas as the chat template renders them, when
+        the server can count that (vLLM's ``/tokenize`` with ``messages`` and ``tools``);
+        else the system message plus the schemas' JSON, counted as text."""
+        if not offer.tools or offer.final_only:
+            return super().frame_tokens(system, offer, counter)
+        schemas = [convert_to_openai_tool(tool) for tool in offer.tools]
+        count_chat = getattr(counter, "count_chat", None)
+        if callable(count_chat):
+            rendered = count_chat([{"role": "system", "content": system}], schemas)
+            if isinstance(rendered, int) and rendered > 0:
+                return rendered
+        listed = json.dumps(schemas, ensure_ascii=False)
+        return counter.count(system) + counter.count(listed) + MESSAGE_OVERHEAD
 
     def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
         return parse_native(reply, truncated=truncated)

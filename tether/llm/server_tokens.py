@@ -10,6 +10,11 @@ request shapes:
 * llama.cpp: ``{"content": text}`` -> ``{"tokens": [...]}``. It ignores ``prompt`` and answers
   ``{"tokens": []}``, which must not be mistaken for zero tokens.
 
+vLLM also counts a whole chat as its template renders it, tools included:
+``{"messages": [...], "tools": [...]}`` -> ``{"count": n, ...}``; :meth:`ServerTokenCounter.
+count_chat` asks for that (a native tool-calling prompt carries the tool schemas, which the
+message text alone does not show). llama.cpp has no such request: it answers None there.
+
 The first successful shape is remembered. When the server cannot tokenize (404, a connection
 error, an answer of the wrong shape) the counter says why, switches to the fallback for good
 and stops asking, so a missing endpoint costs one request, not one per count.
@@ -17,6 +22,7 @@ and stops asking, so a missing endpoint costs one request, not one per count.
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from typing import Any, Literal, Protocol
@@ -25,6 +31,7 @@ import httpx
 
 Shape = Literal["vllm", "llamacpp"]
 SERVER_SOURCE = "server"
+CHATS_KEPT = 64
 
 
 class SupportsCount(Protocol):
@@ -71,6 +78,7 @@ class ServerTokenCounter:
         self.fallback_reason: str | None = None
         self.shape: Shape | None = None
         self._cache: OrderedDict[str, int] = OrderedDict()
+        self._chats: dict[str, int | None] = {}  # one entry per offered tool set
         self._cache_size = cache_size
         self._lock = threading.Lock()
         self._client = httpx.Client(
@@ -98,6 +106,26 @@ class ServerTokenCounter:
             self._cache[text] = counted
             if len(self._cache) > self._cache_size:
                 self._cache.popitem(last=False)
+        return counted
+
+    def count_chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int | None:
+        """Tokens of ``messages`` with ``tools`` as the server's chat template renders them
+        (generation prompt included), or None when this server cannot say. Cached."""
+        key = json.dumps({"messages": messages, "tools": tools}, sort_keys=True)
+        with self._lock:
+            if key in self._chats:
+                return self._chats[key]
+            if self.source != SERVER_SOURCE or self.shape == "llamacpp":
+                return None
+        body = {"messages": messages, "tools": tools, "add_generation_prompt": True}
+        try:
+            counted: int | None = self._request(body, "chat")
+        except _CannotTokenize:
+            counted = None  # the plain-text counts still work; only this request failed
+        with self._lock:
+            if len(self._chats) >= CHATS_KEPT:
+                self._chats.clear()
+            self._chats[key] = counted
         return counted
 
     def close(self) -> None:
@@ -135,6 +163,9 @@ class ServerTokenCounter:
         body: dict[str, Any] = (
             {"prompt": text, "add_special_tokens": False} if shape == "vllm" else {"content": text}
         )
+        return self._request(body, shape)
+
+    def _request(self, body: dict[str, Any], shape: str) -> int:
         try:
             response = self._client.post(self.url, json=body)
         except httpx.TransportError as exc:

@@ -11,7 +11,6 @@ import json
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
 from tether.llm.parsing import (
     TRUNCATED,
@@ -19,58 +18,76 @@ from tether.llm.parsing import (
     invalid_proposal,
     parse_arguments,
 )
+from tether.llm.schema_shape import for_grammar, merge_defs, tool_arguments
 from tether.state import Proposal
 
 THOUGHT_CHARS = 400
+SMALL_THOUGHT_CHARS = 160
+SMALL_ANSWER_CHARS = 400
 
 
-def action_schema(tools: list[BaseTool]) -> dict[str, Any]:
-    """JSON Schema for one step: a call of one registered tool with its arguments, or a final
-    answer. Tool names are constants, so an unknown tool cannot be produced."""
-    choices: list[dict[str, Any]] = [
-        {
-            "type": "object",
-            "properties": {"tool": {"const": tool.name}, "arguments": _arguments_schema(tool)},
-            "required": ["tool", "arguments"],
-            "additionalProperties": False,
-        }
-        for tool in tools
-    ]
+def action_schema(
+    tools: list[BaseTool], *, small: bool = False, final_only: bool = False
+) -> dict[str, Any]:
+    """JSON Schema for one step: a call of one offered tool with its arguments, or a final
+    answer. Tool names are constants, so an unknown tool cannot be produced.
+
+    ``small`` (the small-model profile): the action comes before a short thought, so the
+    model commits to it first, and every free-text field is length-capped. ``final_only``:
+    only the final-answer branch is offered (the model still writes the answer itself).
+    """
+    defs: dict[str, Any] = {}
+    choices: list[dict[str, Any]] = []
+    for tool in [] if final_only else tools:
+        arguments, tool_defs = tool_arguments(tool)
+        choices.append(
+            {
+                "type": "object",
+                "properties": {
+                    "tool": {"const": tool.name},
+                    "arguments": merge_defs(defs, arguments, tool_defs, tool.name),
+                },
+                "required": ["tool", "arguments"],
+                "additionalProperties": False,
+            }
+        )
+    answer: dict[str, Any] = {"type": "string"}
+    if small:
+        answer["maxLength"] = SMALL_ANSWER_CHARS
     choices.append(
         {
             "type": "object",
-            "properties": {"final_answer": {"type": "string"}},
+            "properties": {"final_answer": answer},
             "required": ["final_answer"],
             "additionalProperties": False,
         }
     )
-    return {
+    thought = {"type": "string", "maxLength": SMALL_THOUGHT_CHARS if small else THOUGHT_CHARS}
+    action = {"anyOf": choices}
+    properties = (
+        {"action": action, "thought": thought} if small else {"thought": thought, "action": action}
+    )
+    schema: dict[str, Any] = {
         "type": "object",
-        "properties": {
-            "thought": {"type": "string", "maxLength": THOUGHT_CHARS},
-            "action": {"anyOf": choices},
-        },
-        "required": ["thought", "action"],
+        "properties": properties,
+        "required": list(properties),
         "additionalProperties": False,
     }
+    if defs:
+        schema["$defs"] = defs
+    shaped: dict[str, Any] = for_grammar(schema, cap_free_text=small)
+    return shaped
 
 
-def response_format(tools: list[BaseTool]) -> dict[str, Any]:
+def response_format(
+    tools: list[BaseTool], *, small: bool = False, final_only: bool = False
+) -> dict[str, Any]:
     """The OpenAI-style ``response_format`` that llama.cpp and vLLM both accept."""
+    schema = action_schema(tools, small=small, final_only=final_only)
     return {
         "type": "json_schema",
-        "json_schema": {"name": "agent_step", "schema": action_schema(tools), "strict": True},
+        "json_schema": {"name": "agent_step", "schema": schema, "strict": True},
     }
-
-
-def _arguments_schema(tool: BaseTool) -> dict[str, Any]:
-    schema = tool.args_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return {"type": "object"}
-    full = schema.model_json_schema()
-    full.pop("title", None)
-    full.setdefault("additionalProperties", False)
-    return full
 
 
 def parse_json_action(text: str, *, truncated: bool = False) -> Proposal:

@@ -16,9 +16,9 @@ from langchain_core.runnables import Runnable
 from langchain_core.tools import BaseTool
 
 from tether.graph.rules import Rule
-from tether.llm.protocols import PROTOCOLS, OutputProtocol
+from tether.llm.protocols import PROTOCOLS, Offer, OutputProtocol
 from tether.memory.render import PromptFrame
-from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter
+from tether.memory.tokens import TiktokenCounter, TokenCounter
 from tether.settings import AgentSettings, load_settings, resolve_settings
 from tether.tools.registry import ToolRegistry
 
@@ -68,13 +68,29 @@ class Deps:
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
+    _resolved: dict[int, tuple[AgentSettings, AgentSettings]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def settings_for(self, context: Any) -> AgentSettings:
         """The graph's settings with this run's context overrides applied."""
         if self.settings is None:
             self.settings = load_settings()  # raises SettingsError inside the run, not at import
-        return resolve_settings(self.settings, context)
+        resolved = resolve_settings(self.settings, context)
+        if resolved.small_model is None and self.model is not None:
+            # A model passed in is not the embedded one, whatever base_url says: the profile
+            # stays off unless asked for.
+            return self._profile_off(resolved)
+        return resolved
+
+    def _profile_off(self, settings: AgentSettings) -> AgentSettings:
+        with self._lock:
+            cached = self._resolved.get(id(settings))
+            if cached is None or cached[0] is not settings:
+                if len(self._resolved) > 64:
+                    self._resolved.clear()
+                cached = (settings, settings.with_overrides({"small_model": False}))
+                self._resolved[id(settings)] = cached
+            return cached[1]
 
     def may_block(self, settings: AgentSettings) -> bool:
         """Whether a node's own work may wait on I/O (starting the embedded server, a server
@@ -121,21 +137,29 @@ class Deps:
                     self._counters[key] = offline
             return self._counters[key]
 
-    def prepared(self, settings: AgentSettings) -> Prepared:
-        """The system prompt, its token count and the bound model for the tools registered
-        right now: rebuilt only when the tool set, the protocol or the model changes."""
-        tools = self.registry.tools()
+    def prepared(
+        self,
+        settings: AgentSettings,
+        tools: Sequence[BaseTool] | None = None,
+        *,
+        final_only: bool = False,
+    ) -> Prepared:
+        """The system prompt, its token count and the bound model for the tools offered
+        (default: every tool registered now): built once per offer (tool set, profile, final
+        answer only), protocol and model, however many steps make that offer."""
+        offered = tuple(self.registry.tools() if tools is None else tools)
+        offer = Offer(offered, small=settings.small_profile, final_only=final_only)
         model = self.model_for(settings)
-        key = (settings.protocol, id(model), *(id(t) for t in tools))
+        key = (settings.protocol, id(model), offer.small, final_only, *(id(t) for t in offered))
         with self._lock:
             cached = self._prepared.get(key)
         if cached is not None:
             return cached
         protocol = PROTOCOLS[settings.protocol]
-        system = protocol.system_prompt(tools)
-        tokens = self.counter_for(settings).count(system) + MESSAGE_OVERHEAD
-        bound, kwargs = protocol.prepare(model, tools)
-        made = Prepared(protocol, tools, PromptFrame(system, tokens), bound, kwargs)
+        system = protocol.system_prompt(offer)
+        tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
+        bound, kwargs = protocol.prepare(model, offer)
+        made = Prepared(protocol, list(offered), PromptFrame(system, tokens), bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()

@@ -58,7 +58,9 @@ class Think(Node):
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
-        prepared = self.deps.prepared(settings)
+        offered = decisions.offered_tools(state, self.deps.registry.tools(), settings)
+        final_only = decisions.final_only(state, settings)
+        prepared = self.deps.prepared(settings, offered, final_only=final_only)
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
             frame=prepared.frame,
@@ -85,7 +87,8 @@ class Think(Node):
         if verdict:
             emit(step, "decision", {"stop": verdict})
             return end_run(state, verdict)
-        kwargs = {**prepared.call_kwargs, "temperature": state["temperature"]}
+        temperature = decisions.sampling_temperature(state, settings)
+        kwargs = {**prepared.call_kwargs, "temperature": temperature}
         return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
 
     def _cancel_request(self) -> str | None:
@@ -200,7 +203,8 @@ def _call_detail(
     state: AgentState, call: Call, usage: Usage, usage_note: str | None, proposal: Proposal
 ) -> dict[str, Any]:
     detail: dict[str, Any] = {
-        "temperature": state["temperature"],
+        "temperature": call.kwargs["temperature"],
+        "offered": [tool.name for tool in call.prepared.tools],
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
         "prompt_estimate": call.prompt_tokens,

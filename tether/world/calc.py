@@ -45,8 +45,8 @@ class DiscountArgs(BaseModel):
     coupon_code: str | None = Field(
         None,
         max_length=32,
-        description="At most one coupon code, e.g. SAVE20; omit for none (query_order's "
-        "coupon_code) / 优惠券码，最多一张，可不填",
+        description="At most one coupon code, as query_order gives it (its coupon_code); "
+        "omit for none / 优惠券码，最多一张，可不填",
     )
     shipping_fee: Amount = Field(
         Decimal("0.00"),
@@ -60,7 +60,7 @@ class ShippingArgs(BaseModel):
         gt=0,
         le=100,
         decimal_places=3,
-        description="Parcel weight in kg, more than 0 and at most 100, e.g. 2.35 "
+        description="Parcel weight in kg, more than 0 and at most 100 "
         "(query_order's total_weight_kg) / 包裹重量（千克，0-100）",
     )
     country: str = Field(
@@ -98,8 +98,9 @@ class CalculateArgs(BaseModel):
     expression: str = Field(
         min_length=1,
         max_length=300,
-        description="Arithmetic with numbers, + - * / // % ** and parentheses only, e.g. "
-        "(2471.60 - 20) * 0.95; no names or functions / 只含数字、运算符和括号的算式",
+        description="Arithmetic with numbers, + - * / // % ** and parentheses only, built from "
+        "the numbers of the task or of tool results; no names or functions / "
+        "只含数字、运算符和括号的算式",
     )
     round_to: int | None = Field(
         None,

@@ -24,8 +24,7 @@ Amount = Annotated[
         ge=0,
         le=MAX_AMOUNT,
         decimal_places=2,
-        description="Amount in CNY, at most 2 decimal places, e.g. '199.00' / "
-        "人民币金额，最多两位小数，例如 '199.00'",
+        description="Amount in CNY, at most 2 decimal places / 人民币金额，最多两位小数",
     ),
 ]
 """A non-negative money amount as tools accept it."""
@@ -36,8 +35,8 @@ PositiveAmount = Annotated[
         gt=0,
         le=MAX_AMOUNT,
         decimal_places=2,
-        description="Amount in CNY, greater than 0, at most 2 decimal places, e.g. '199.00' / "
-        "人民币金额，必须大于 0，最多两位小数，例如 '199.00'",
+        description="Amount in CNY, greater than 0, at most 2 decimal places / "
+        "人民币金额，必须大于 0，最多两位小数",
     ),
 ]
 """A strictly positive money amount (what can be charged)."""

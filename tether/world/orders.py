@@ -70,14 +70,13 @@ class FindUserArgs(BaseModel):
     name: str | None = Field(
         None,
         max_length=100,
-        description="Full name as registered, e.g. 张伟 or James Smith / 注册姓名（全名）. "
+        description="Full name as registered, as the task gives it / 注册姓名（全名）. "
         "Use together with postcode.",
     )
     postcode: str | None = Field(
         None,
         max_length=16,
-        description="Postcode of the customer's address, e.g. 200031 / 收货地址邮编. "
-        "Use together with name.",
+        description="Postcode of the customer's address / 收货地址邮编. Use together with name.",
     )
 
 
@@ -111,19 +110,19 @@ class UpdateAddressArgs(BaseModel):
     address_line: str = Field(
         min_length=1,
         max_length=200,
-        description="Street, number, building and room, e.g. 南京西路88号2栋301室 or "
-        "'88 Market Street, Apt 5' / 街道门牌及楼栋房间号",
+        description="Street, number, building and room, as the customer gives them / "
+        "街道门牌及楼栋房间号",
     )
-    city: str = Field(min_length=1, max_length=64, description="City, e.g. 上海 / 城市")
+    city: str = Field(min_length=1, max_length=64, description="City / 城市")
     province: str = Field(
         min_length=1,
         max_length=64,
-        description="Province or state, e.g. 上海市, 广东省, CA / 省份或州",
+        description="Province or state / 省份或州",
     )
     postcode: str = Field(
         min_length=3,
         max_length=16,
-        description="Postcode; 6 digits for China, e.g. 200031 / 邮编，中国为6位数字",
+        description="Postcode; 6 digits for China / 邮编，中国为6位数字",
     )
     country: str = Field(
         "CN",

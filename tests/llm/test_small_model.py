@@ -1,0 +1,212 @@
+"""The small-model profile, pinned on what a scripted model was sent (its recorded calls)."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT
+from tether.llm.schema_shape import FREE_TEXT_CHARS, grammar_pattern
+from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
+from tether.llm.toolpick import callable_from, select_tools
+from tether.testing import ScriptedChatModel, run_traced
+from tether.world import World
+from tether.world.fields import OrderId
+
+ORDER = "ORD-2024-001"
+
+
+@tool
+def query_order(order_id: OrderId) -> str:
+    """Look up an order's status and amount."""
+    return f"{order_id}: pending, 100.00"
+
+
+@tool
+def convert_currency(amount: str, currency: str) -> str:
+    """Convert an amount of money into another currency."""
+    return f"{amount} {currency}"
+
+
+@tool
+def send_note(text: str) -> str:
+    """Send a free-text note to the customer."""
+    return "sent"
+
+
+@tool
+def weather(city: str) -> str:
+    """Tell the weather forecast in a city."""
+    return "sunny"
+
+
+TOOLS = [query_order, convert_currency, send_note, weather]
+
+
+def _call(name: str, **arguments: Any) -> str:
+    return json.dumps({"action": {"tool": name, "arguments": arguments}, "thought": "go"})
+
+
+def _final(answer: str) -> str:
+    return json.dumps({"action": {"final_answer": answer}, "thought": "done"})
+
+
+def _run(replies: list[str | AIMessage], **settings: Any) -> tuple[dict[str, Any], Any]:
+    model = ScriptedChatModel(responses=replies)
+    options = {"small_model": True, "protocol": "json_schema", "offered_tools": 2} | settings
+    graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(TOOLS))
+    state, _ = run_traced(graph, {"task": f"What is the status of order {ORDER}?"})
+    return state, model
+
+
+def _schema(model: ScriptedChatModel, i: int) -> dict[str, Any]:
+    schema: dict[str, Any] = model.calls[i].kwargs["response_format"]["json_schema"]["schema"]
+    return schema
+
+
+def _offered(model: ScriptedChatModel, i: int) -> list[str]:
+    branches = _schema(model, i)["properties"]["action"]["anyOf"]
+    return [b["properties"]["tool"]["const"] for b in branches if "tool" in b["properties"]]
+
+
+def test_profile_request_is_capped_action_first_and_cold() -> None:
+    state, model = _run([_final(f"{ORDER} is pending")])
+    schema = _schema(model, 0)
+    assert list(schema["properties"]) == ["action", "thought"]
+    assert schema["properties"]["thought"]["maxLength"] == SMALL_THOUGHT_CHARS
+    final = schema["properties"]["action"]["anyOf"][-1]["properties"]["final_answer"]
+    assert final["maxLength"] == SMALL_ANSWER_CHARS
+    assert model.calls[0].kwargs["temperature"] == 0.0
+    assert set(_offered(model, 0)) == {"query_order", "convert_currency"}  # k=2, best matches
+    branch = next(
+        b["properties"]["arguments"]
+        for b in schema["properties"]["action"]["anyOf"]
+        if b["properties"].get("tool") == {"const": "query_order"}
+    )
+    assert branch["properties"]["order_id"]["pattern"] == "^ORD-[0-9]{4}-[0-9]{3,}$"
+    assert state["status"] == "completed"
+
+
+def test_free_text_arguments_are_capped_only_under_the_profile() -> None:
+    _, small = _run([_final("x")], offered_tools=None)
+    _, full = _run([_final("x")], small_model=False, offered_tools=None)
+    note = _schema(small, 0)["properties"]["action"]["anyOf"][2]["properties"]["arguments"]
+    assert note["properties"]["text"]["maxLength"] == FREE_TEXT_CHARS
+    assert set(_offered(small, 0)) == {t.name for t in TOOLS}  # offered_tools unset: k=4
+    plain = _schema(full, 0)["properties"]["action"]["anyOf"][2]["properties"]["arguments"]
+    assert "maxLength" not in plain["properties"]["text"]
+    assert list(_schema(full, 0)["properties"]) == ["thought", "action"]
+    assert full.calls[0].kwargs["temperature"] == AgentSettings().temperature
+
+
+def test_repeated_successful_call_forces_a_final_answer_the_model_writes() -> None:
+    answer = f"Order {ORDER} is pending."
+    replies = [_call("query_order", order_id=ORDER), _call("query_order", order_id=ORDER)]
+    state, model = _run([*replies, _final(answer)])
+    assert len(_offered(model, 1)) == 2  # the first repeat still had tools
+    final_schema = _schema(model, 2)
+    assert _offered(model, 2) == []
+    assert final_schema["properties"]["action"]["anyOf"][0]["required"] == ["final_answer"]
+    assert FINAL_ONLY_NOTE in str(model.calls[2].messages[0].content)
+    assert state["status"] == "completed"
+    assert state["answer"] == answer  # the model's words, not the loop's
+
+
+def test_forced_final_answer_survives_an_unusable_reply() -> None:
+    replies = [_call("query_order", order_id=ORDER)] * 2 + ["not json at all", _final("done")]
+    state, model = _run(replies)
+    assert _offered(model, 2) == [] and _offered(model, 3) == []
+    assert state["status"] == "completed" and state["answer"] == "done"
+
+
+def test_a_single_success_does_not_force_the_answer() -> None:
+    replies = [_call("query_order", order_id=ORDER), _final("pending")]
+    _, model = _run(replies)
+    assert _offered(model, 1) != []
+
+
+def test_a_used_tool_stays_offered_though_it_matches_badly() -> None:
+    replies = [_call("weather", city="上海"), _final("sunny")]
+    _, model = _run(replies, offered_tools=1)
+    assert "weather" not in _offered(model, 0)
+    assert "weather" in _offered(model, 1)
+
+
+def test_the_offer_is_prepared_once_per_tool_set() -> None:
+    replies = [_call("query_order", order_id="ORD-2024-002"), _call("query_order", order_id=ORDER)]
+    _, model = _run([*replies, _final("x")])
+    first, second = (model.calls[i].kwargs["response_format"] for i in (0, 1))
+    assert first is second  # same offer: same cached schema object, not rebuilt per step
+
+
+def test_profile_defaults_follow_the_model() -> None:
+    assert AgentSettings().small_profile is True  # the embedded model
+    assert AgentSettings(base_url="http://127.0.0.1:9/v1").small_profile is False
+    assert AgentSettings(base_url="http://127.0.0.1:9/v1", small_model=True).tool_offer == 4
+    model = ScriptedChatModel(responses=[_final("x")])
+    graph = build_graph(
+        AgentSettings(protocol="json_schema"), model=model, registry=ToolRegistry(TOOLS)
+    )
+    run_traced(graph, {"task": "t"})  # a model passed in is not the embedded one
+    assert model.calls[0].kwargs["temperature"] == AgentSettings().temperature
+    assert len(_offered(model, 0)) == len(TOOLS)
+
+
+def test_a_reply_cut_at_max_tokens_runs_nothing() -> None:
+    cut = AIMessage(
+        '{"action": {"tool": "send_note", "arguments": {"text": "refund appro',
+        response_metadata={"finish_reason": "length"},
+    )
+    state, _ = _run([cut, _final("x")])
+    assert state["history"][0]["kind"] == "parse_failure"
+    assert state["tool_buffer"] == []  # json-repair could have run it with cut arguments
+
+
+def test_selection_keeps_named_and_callable_tools_and_registered_order() -> None:
+    chosen = select_tools(TOOLS, "send_note about the weather", 1)
+    assert {t.name for t in chosen} == {"send_note", "weather"}
+    assert [t.name for t in chosen] == [t.name for t in TOOLS if t in chosen]  # registered order
+    assert callable_from(query_order, {ORDER}) and not callable_from(query_order, {"ORD-1"})
+    assert not callable_from(send_note, {"anything"})  # no id argument to fill
+    by_id = select_tools(TOOLS, f"weather for {ORDER}", 1)
+    assert {t.name for t in by_id} == {"query_order", "weather"}
+    assert select_tools(TOOLS, "anything", None) == TOOLS
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        (r"^ORD-\d{4}-\d{3,}$", "^ORD-[0-9]{4}-[0-9]{3,}$"),
+        (r"^[\d-]+$", "^[0-9-]+$"),
+        (r"^a\.b\\d$", r"^a\.b\\d$"),  # an escaped backslash then 'd' is not a digit class
+    ],
+)
+def test_patterns_are_written_for_grammar_engines(pattern: str, expected: str) -> None:
+    assert grammar_pattern(pattern) == expected
+    for sample in ("ORD-2024-001", "12-3", "a.b\\d", "ORD-20x4-001"):
+        assert bool(re.fullmatch(grammar_pattern(pattern), sample)) == bool(
+            re.fullmatch(pattern, sample)
+        )
+
+
+def test_format_instructions_have_no_placeholders() -> None:
+    for text in (JSON_FORMAT, REACT_FORMAT):
+        assert not re.search(r"[<>{}]|\[\w", text), text
+
+
+def test_world_tool_descriptions_hold_no_callable_ids(tmp_path: Any) -> None:
+    with World.temporary() as world:
+        tools = world.registry().tools()
+    schemas = [t.args_schema.model_json_schema() for t in tools]  # type: ignore[union-attr]
+    text = json.dumps(schemas, ensure_ascii=False)
+    patterns = {p for p in re.findall(r'"pattern": "\^([^"]+)\$"', text) if re.match("[A-Z]", p)}
+    assert {"ORD-", "U", "P", "PAY-"} <= {re.sub("[^A-Z-].*", "", p) for p in patterns}
+    descriptions = " ".join(re.findall(r'"description": "([^"]*)"', text))
+    for pattern in patterns:
+        found = re.search(pattern.encode().decode("unicode_escape"), descriptions)
+        assert found is None, (pattern, found)

@@ -1,0 +1,111 @@
+"""Shape tool argument schemas for the grammar engines that enforce them.
+
+Three things a server's structured-output backend needs that pydantic's schemas do not give:
+
+* ``$ref``s resolve against the root of the *whole* response schema, so each tool's ``$defs``
+  are hoisted to that root (renamed when two tools define the same name differently); left
+  under ``arguments`` they make vLLM answer 400 for any tool with a nested model or an Enum.
+* ``\\d`` in a pattern becomes ``[0-9]``: llama.cpp's schema-to-grammar converter does not
+  support the escape and silently accepts any string instead.
+* Under the small-model profile every free-text string (no enum, const, pattern or format)
+  gets a ``maxLength``, so a weak model cannot write a 512-token run of digits into one.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+REF_PREFIX = "#/$defs/"
+FREE_TEXT_CHARS = 200
+_CONSTRAINED = ("enum", "const", "pattern", "format", "maxLength")
+
+
+def tool_arguments(tool: BaseTool) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A tool's arguments schema without its ``$defs``, and those ``$defs``."""
+    schema = tool.args_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return {"type": "object"}, {}
+    full = copy.deepcopy(schema.model_json_schema())
+    full.pop("title", None)
+    full.setdefault("additionalProperties", False)
+    defs = full.pop("$defs", {})
+    return full, defs
+
+
+def merge_defs(
+    into: dict[str, Any], arguments: dict[str, Any], defs: dict[str, Any], owner: str
+) -> dict[str, Any]:
+    """Add ``defs`` to the root's ``into``; a name already taken by a different definition is
+    renamed ``<owner>__<name>`` and the refs in ``arguments`` and ``defs`` follow. Returns
+    ``arguments`` with its refs rewritten."""
+    renamed = {
+        name: f"{owner}__{name}" for name, spec in defs.items() if into.get(name, spec) != spec
+    }
+    if renamed:
+        mapping = {REF_PREFIX + old: REF_PREFIX + new for old, new in renamed.items()}
+        arguments = _rewrite_refs(arguments, mapping)
+        defs = {renamed.get(k, k): _rewrite_refs(spec, mapping) for k, spec in defs.items()}
+    into.update(defs)
+    return arguments
+
+
+def _rewrite_refs(node: Any, mapping: dict[str, str]) -> Any:
+    if isinstance(node, dict):
+        return {
+            key: mapping.get(value, value) if key == "$ref" else _rewrite_refs(value, mapping)
+            for key, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_rewrite_refs(item, mapping) for item in node]
+    return node
+
+
+def for_grammar(node: Any, *, cap_free_text: bool) -> Any:
+    """A copy with every pattern written for grammar engines and, when asked, every
+    free-text string capped at :data:`FREE_TEXT_CHARS`."""
+    if isinstance(node, list):
+        return [for_grammar(item, cap_free_text=cap_free_text) for item in node]
+    if not isinstance(node, dict):
+        return node
+    shaped = {
+        key: (
+            grammar_pattern(value)
+            if key == "pattern" and isinstance(value, str)
+            else for_grammar(value, cap_free_text=cap_free_text)
+        )
+        for key, value in node.items()
+    }
+    if cap_free_text and _is_free_text(shaped):
+        shaped["maxLength"] = FREE_TEXT_CHARS
+    return shaped
+
+
+def _is_free_text(node: dict[str, Any]) -> bool:
+    kind = node.get("type")
+    is_string = kind == "string" or (isinstance(kind, list) and "string" in kind)
+    return is_string and not any(key in node for key in _CONSTRAINED)
+
+
+def grammar_pattern(pattern: str) -> str:
+    """``\\d`` as ``[0-9]`` (``0-9`` inside a character class); every other escape kept."""
+    out: list[str] = []
+    in_class = False
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            pair = pattern[i : i + 2]
+            out.append(("0-9" if in_class else "[0-9]") if pair == "\\d" else pair)
+            i += 2
+            continue
+        if char == "[" and not in_class:
+            in_class = True
+        elif char == "]" and in_class:
+            in_class = False
+        out.append(char)
+        i += 1
+    return "".join(out)
