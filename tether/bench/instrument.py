@@ -67,7 +67,7 @@ class RunRecorder(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
         end = self.now()
-        usage = _usage(response)
+        usage = usage_of(response)
         asked = _asked_tool(response)
         with self._lock:
             start = self._open.pop(run_id, end)
@@ -117,7 +117,7 @@ class RunRecorder(BaseCallbackHandler):
         )
 
 
-def _usage(response: LLMResult) -> tuple[int, int, int]:
+def usage_of(response: LLMResult) -> tuple[int, int, int]:
     """(input, output, total) tokens as the server reported them; zeros when it did not."""
     for generations in response.generations:
         for generation in generations:
@@ -189,6 +189,7 @@ class RecordingRegistry(ToolRegistry):
             start=start,
             end=end,
             turn=max(turn, 0),
+            result=_plain(result.get("data")) if result["status"] == "success" else None,
         )
         self.recorder.add_tool_call(call)
         if self.listener is not None:
