@@ -15,6 +15,7 @@ from typing import Any, Literal, Protocol
 from tether.bench.instrument import ToolListener
 from tether.bench.scenarios import Scenario
 from tether.bench.simulator import (
+    FAULT_KINDS,
     FaultModel,
     LatencyModel,
     Simulator,
@@ -54,8 +55,17 @@ class SimBackend:
         seed: int,
         faults: FaultModel | None = None,
         latency: LatencyModel | None = None,
+        persona: str = "strong",
     ) -> None:
-        self.simulator = Simulator(scenarios, seed=seed, faults=faults, latency=latency)
+        # The one place the persona reaches the simulator; "strong" is its default.
+        extra: dict[str, Any] = {} if persona == "strong" else {"persona": persona}
+        try:
+            self.simulator = Simulator(
+                scenarios, seed=seed, faults=faults, latency=latency, **extra
+            )
+        except TypeError as exc:
+            raise TetherError(f"this simulator has no persona {persona!r}: {exc}") from exc
+        self.persona = persona
         self.server = SimulatorServer(self.simulator)
 
     def start(self) -> None:
@@ -81,6 +91,7 @@ class SimBackend:
         faults, latency = self.simulator.faults, self.simulator.latency
         return {
             "kind": self.kind,
+            "persona": self.persona,
             "seed": self.simulator.seed,
             "fault_rate": faults.fault_rate,
             "recovery": faults.recovery,
@@ -98,10 +109,12 @@ class LocalBackend:
 
     kind = "local"
 
-    def __init__(self, *, parallel: int = 1, ctx_per_slot: int = 8192) -> None:
+    def __init__(
+        self, *, gguf: str | None = None, parallel: int = 1, ctx_per_slot: int = 8192
+    ) -> None:
         from tether.llm.embedded import EmbeddedServer
 
-        self.server = EmbeddedServer(ctx_size=ctx_per_slot * parallel, parallel=parallel)
+        self.server = EmbeddedServer(gguf, ctx_size=ctx_per_slot * parallel, parallel=parallel)
 
     def start(self) -> None:
         self.server.start()
@@ -183,6 +196,12 @@ class BackendSpec:
     url: str | None = None
     model: str | None = None
     local_parallel: int = 2
+    gguf: str | None = None
+    """local: the GGUF file to serve (default: the bundled SmolLM2)."""
+    persona: str = "strong"
+    """sim: the simulated model's persona."""
+    disabled_faults: tuple[str, ...] = ()
+    """sim: fault kinds switched off (weight 0), for the sensitivity table."""
 
     @classmethod
     def parse(cls, text: str, **options: Any) -> BackendSpec:
@@ -198,15 +217,24 @@ class BackendSpec:
             return SimBackend(
                 scenarios,
                 seed=self.seed,
-                faults=FaultModel(fault_rate=self.fault_rate, recovery=self.recovery),
+                faults=self.fault_model(),
                 latency=LatencyModel() if self.sim_latency else LatencyModel.instant(),
+                persona=self.persona,
             )
         if self.kind == "local":
-            return LocalBackend(parallel=self.local_parallel)
+            return LocalBackend(gguf=self.gguf, parallel=self.local_parallel)
         from tether.settings import AgentSettings
 
         default = str(AgentSettings.model_fields["model"].get_default())
         return UrlBackend(self.url or "", self.model or default)
+
+    def fault_model(self) -> FaultModel:
+        """The simulator's fault model: the rate, recovery and the kinds left switched on."""
+        unknown = set(self.disabled_faults) - set(FAULT_KINDS)
+        if unknown:
+            raise TetherError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+        weights = {k: 0.0 if k in self.disabled_faults else 1.0 for k in FAULT_KINDS}
+        return FaultModel(fault_rate=self.fault_rate, recovery=self.recovery, weights=weights)
 
     def as_url(self, running: Backend) -> BackendSpec:
         """A URL spec for a started local server, so worker processes share it."""

@@ -166,8 +166,8 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     fig, ax = plt.subplots(figsize=(6, 4))
     rates = [100 * m.success_rate for m in items]
     errors = [
-        [100 * (m.success_rate - m.success_ci95[0]) for m in items],
-        [100 * (m.success_ci95[1] - m.success_rate) for m in items],
+        [max(0.0, 100 * (m.success_rate - m.success_ci95[0])) for m in items],
+        [max(0.0, 100 * (m.success_ci95[1] - m.success_rate)) for m in items],
     ]
     ax.bar(names, rates, yerr=errors, capsize=6, color="#4C72B0")
     ax.set_ylabel("task success, % (95% Wilson CI)")
