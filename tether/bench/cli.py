@@ -49,6 +49,9 @@ def bench(
         str | None, typer.Option(help="tether's output protocol: react, json_schema, native.")
     ] = None,
     model: Annotated[str | None, typer.Option(help="Model name on a URL backend.")] = None,
+    token_budget: Annotated[
+        int | None, typer.Option(min=1, help="Tokens per run, every agent (default: tether's).")
+    ] = None,
     sensitivity: Annotated[
         bool, typer.Option(help="sim: also run with each fault kind switched off.")
     ] = False,
@@ -76,6 +79,7 @@ def bench(
             protocol=protocol,  # type: ignore[arg-type]
             model=model,
             sensitivity=sensitivity,
+            **({"token_budget": token_budget} if token_budget else {}),
             sim_latency=sim_latency,
             concurrency=concurrency,
             workers=workers,
