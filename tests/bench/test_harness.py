@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -102,3 +103,11 @@ def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) 
             scenario, world, ChatSettings(base_url="http://127.0.0.1:9/v1", model="m")
         )
     assert record.termination == "partial" and "token budget 1" in record.termination_reason
+
+
+def test_budget_stops_are_not_logged_as_callback_errors(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("langchain_core.callbacks.manager")
+    with caplog.at_level(logging.WARNING):
+        logger.warning("Error in %s.%s callback: %s", "TokenBudgetGuard", "on_llm_end", "x")
+        logger.warning("Error in %s.%s callback: %s", "OtherHandler", "on_llm_end", "y")
+    assert [r.args[0] for r in caplog.records] == ["OtherHandler"]  # type: ignore[index]

@@ -11,6 +11,7 @@ variant, so a reader (and a test) can see that they match where they must.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -47,6 +48,19 @@ class Harness:
 
 class BudgetExceeded(TetherError):
     """The run spent more tokens than the harness allows (ends the run as ``partial``)."""
+
+
+class _QuietBudgetStops(logging.Filter):
+    """LangChain logs a warning for every exception a callback raises, then re-raises it;
+    a budget stop is an expected ending, recorded as ``partial``, not a warning."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(
+            isinstance(a, str) and a == TokenBudgetGuard.__name__ for a in record.args or ()
+        )
+
+
+logging.getLogger("langchain_core.callbacks.manager").addFilter(_QuietBudgetStops())
 
 
 class TokenBudgetGuard(BaseCallbackHandler):
