@@ -125,3 +125,7 @@ def test_the_command_rejects_bad_input_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown agents ['nope']" in result.output
     result = CliRunner().invoke(bench_app, ["--backend", "ftp://x", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "sim, local or an http(s) URL" in result.output
+    result = CliRunner().invoke(bench_app, ["--protocol", "xml", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "protocol" in result.output
+    result = CliRunner().invoke(bench_app, ["--seeds", "0,x", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "seeds" in result.output

@@ -29,65 +29,54 @@ def _split(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
-def bench(
-    agents: Annotated[str, typer.Option(help="Comma-separated agent variants (or gold).")] = (
-        DEFAULT_AGENTS
-    ),
-    backend: Annotated[
-        str, typer.Option(help="sim (simulated model), local (embedded llama.cpp) or a URL.")
-    ] = "sim",
-    scenarios: Annotated[
-        Path | None, typer.Option(help="Scenario file (JSONL); default: the shipped set.")
-    ] = None,
-    seeds: Annotated[str, typer.Option(help="Comma-separated seeds; mean and spread.")] = "0,1,2",
-    personas: Annotated[str, typer.Option(help="sim: comma-separated personas.")] = "strong",
-    trials: Annotated[int, typer.Option(min=1, help="Runs per scenario, agent and seed.")] = 1,
-    sample: Annotated[int | None, typer.Option(min=1, help="Only N scenarios.")] = None,
-    category: Annotated[list[str] | None, typer.Option(help="Only these categories.")] = None,
-    gguf: Annotated[str | None, typer.Option(help="local: GGUF file to serve.")] = None,
-    protocol: Annotated[
-        str | None, typer.Option(help="tether's output protocol: react, json_schema, native.")
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="Model name on a URL backend.")] = None,
-    token_budget: Annotated[
-        int | None, typer.Option(min=1, help="Tokens per run, every agent (default: tether's).")
-    ] = None,
-    sensitivity: Annotated[
-        bool, typer.Option(help="sim: also run with each fault kind switched off.")
-    ] = False,
-    sim_latency: Annotated[bool, typer.Option(help="sim: wait as the latency model says.")] = True,
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in parallel (threads).")] = 4,
-    workers: Annotated[int, typer.Option(min=1, help="Processes (see docs).")] = 1,
-    out: Annotated[Path, typer.Option(help="Output directory.")] = Path("bench-out"),
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    charts: Annotated[bool, typer.Option(help="Write PNG charts.")] = True,
+Opt = typer.Option
+
+
+def bench(  # one line per flag; the flags only fill BenchOptions
+    agents: Annotated[str, Opt(help="Comma-separated agent variants (or gold).")] = DEFAULT_AGENTS,
+    backend: Annotated[str, Opt(help="sim, local (embedded llama.cpp) or a URL.")] = "sim",
+    scenarios: Annotated[Path | None, Opt(help="Scenario JSONL; default: shipped.")] = None,
+    tools: Annotated[str, Opt(help="Toolset module exposing create_world.")] = "tether.world",
+    seeds: Annotated[str, Opt(help="Comma-separated seeds; mean and spread.")] = "0,1,2",
+    personas: Annotated[str, Opt(help="sim: comma-separated personas.")] = "strong",
+    trials: Annotated[int, Opt(min=1, help="Runs per scenario, agent and seed.")] = 1,
+    sample: Annotated[int | None, Opt(min=1, help="Only N scenarios.")] = None,
+    category: Annotated[list[str] | None, Opt(help="Only these categories.")] = None,
+    gguf: Annotated[str | None, Opt(help="local: GGUF file to serve.")] = None,
+    protocol: Annotated[str | None, Opt(help="tether: react, json_schema or native.")] = None,
+    model: Annotated[str | None, Opt(help="Model name on a URL backend.")] = None,
+    api_key: Annotated[str, Opt(help="API key for a URL backend.")] = "EMPTY",
+    temperature: Annotated[float, Opt(help="Sampling temperature, all agents.")] = 0.7,
+    max_tokens: Annotated[int, Opt(min=1, help="Completion cap per model call.")] = 512,
+    timeout: Annotated[float, Opt(help="Seconds before a model call fails.")] = 120.0,
+    token_budget: Annotated[int | None, Opt(min=1, help="Tokens per run, all agents.")] = None,
+    fault_rate: Annotated[float, Opt(min=0, max=1, help="sim: fault probability.")] = 0.2,
+    recovery: Annotated[float, Opt(min=0, max=1, help="sim: recovery probability.")] = 0.7,
+    sensitivity: Annotated[bool, Opt(help="sim: also each fault kind off.")] = False,
+    sim_latency: Annotated[bool, Opt(help="sim: wait as the latency model says.")] = True,
+    local_parallel: Annotated[int, Opt(min=1, help="local: llama.cpp slots.")] = 2,
+    concurrency: Annotated[int, Opt(min=1, help="Runs in parallel (threads).")] = 4,
+    workers: Annotated[int, Opt(min=1, help="Processes (see docs).")] = 1,
+    out: Annotated[Path, Opt(help="Output directory.")] = Path("bench-out"),
+    progress: Annotated[bool, Opt(help="Show a progress bar.")] = True,
+    charts: Annotated[bool, Opt(help="Write PNG charts.")] = True,
 ) -> None:
     """Benchmark agents side by side: same model, tools and harness, judged on the world."""
+    values = dict(locals())  # the flags, before any other local exists
     from tether.bench.options import BenchOptions
 
+    values.update(
+        agents=_split(agents),
+        seeds=_split(seeds),
+        personas=_split(personas),
+        categories=category or [],
+    )
+    del values["category"]
+    if token_budget is None:
+        del values["token_budget"]
     try:
-        options = BenchOptions(
-            agents=_split(agents),
-            backend=backend,
-            scenarios=scenarios,
-            seeds=[int(s) for s in _split(seeds)],
-            personas=_split(personas),
-            trials=trials,
-            sample=sample,
-            categories=category or [],
-            gguf=gguf,
-            protocol=protocol,  # type: ignore[arg-type]
-            model=model,
-            sensitivity=sensitivity,
-            **({"token_budget": token_budget} if token_budget else {}),
-            sim_latency=sim_latency,
-            concurrency=concurrency,
-            workers=workers,
-            out=out,
-            progress=progress,
-            charts=charts,
-        )
-    except (ValidationError, ValueError) as exc:
+        options = BenchOptions.model_validate(values)
+    except ValidationError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
