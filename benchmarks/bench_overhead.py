@@ -31,10 +31,10 @@ from typing import Any
 from tether.bench.backends import BackendSpec
 from tether.bench.metrics import percentile
 from tether.bench.runner import RunPlan, run_benchmark, sample_scenarios
-from tether.bench.scenarios import load_scenarios
+from tether.bench.scenarios import SCENARIO_PATH, load_scenarios
 
 AGENTS = ("tether", "agent_executor", "create_agent")
-DEFAULT_SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios" / "bench.jsonl"
+DEFAULT_SCENARIOS = SCENARIO_PATH
 
 
 def rss_mb() -> float:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tether.bench.scenarios import Scenario, load_scenarios
+from tether.bench.scenarios import SCENARIO_PATH, Scenario, load_scenarios
 from tether.bench.worlds import WorldFactory
 
 REPO = Path(__file__).resolve().parents[2]
-SCENARIO_FILE = REPO / "scenarios" / "bench.jsonl"
+SCENARIO_FILE = SCENARIO_PATH
 
 
 @pytest.fixture(scope="session")

@@ -12,6 +12,7 @@ from tether.bench.agents.agent_executor import AgentExecutorAgent
 from tether.bench.agents.create_agent import CreateAgentAgent
 from tether.bench.agents.lc_tools import registry_tools
 from tether.bench.agents.tether_agent import TetherAgent, tether_settings
+from tether.bench.harness import Harness
 from tether.bench.instrument import RecordingRegistry, RunRecorder
 from tether.bench.judge import Judge
 from tether.bench.records import RunRecord
@@ -20,10 +21,12 @@ from tether.bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorSe
 from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
 from tether.errors import TransientToolError
 
+NO_WAIT = Harness(retry_initial_delay=0.0)
 AGENTS: dict[str, BenchAgent] = {
-    "tether": TetherAgent(sleep=lambda _: None),
-    "agent_executor": AgentExecutorAgent(),
-    "create_agent": CreateAgentAgent(retry_initial_delay=0.0),
+    "tether": TetherAgent(harness=NO_WAIT, sleep=lambda _: None),
+    "agent_executor": AgentExecutorAgent(harness=NO_WAIT, sleep=lambda _: None),
+    "create_agent": CreateAgentAgent(harness=NO_WAIT),
+    "create_agent_stock": CreateAgentAgent(harness=NO_WAIT, middleware=False, sleep=lambda _: None),
 }
 
 
@@ -69,25 +72,17 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     assert all(c.status == "success" for c in record.tool_calls)
 
 
-@pytest.mark.parametrize("agent", ["tether", "create_agent"])
-def test_transient_payment_failures_are_retried_in_place(
+@pytest.mark.parametrize("agent", list(AGENTS))
+def test_transient_payment_failures_are_retried_in_place_by_every_agent(
     agent: str, by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
 ) -> None:
+    """The harness's retry policy reaches every variant, natively or around the tools."""
     scenario = by_id["fault-pay-02"]  # the payment API fails twice with 503
     record, passed = run(agent, scenario, clean_sim, worlds)
     assert passed
     pay = [c for c in record.tool_calls if c.tool == "pay_order"]
     assert [c.status for c in pay] == ["error", "error", "success"]
-    assert len({c.turn for c in pay}) == 1  # one model turn, retried by the framework
-
-
-def test_agent_executor_has_no_retry_so_the_model_must_try_again(
-    by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
-) -> None:
-    record, passed = run("agent_executor", by_id["fault-pay-01"], clean_sim, worlds)
-    pay = [c for c in record.tool_calls if c.tool == "pay_order"]
-    assert [c.status for c in pay] == ["error", "success"]
-    assert len({c.turn for c in pay}) == 2 and passed
+    assert len({c.turn for c in pay}) == 1  # one model turn, retried in place
 
 
 def test_wrapped_tools_answer_with_the_registry_envelope(worlds: WorldFactory) -> None:
@@ -120,3 +115,17 @@ def test_tether_runs_with_default_settings_and_no_approval_gates() -> None:
         k for k in type(settings).model_fields if getattr(settings, k) != getattr(defaults, k)
     }
     assert changed <= {"base_url", "model", "temperature", "request_timeout", "approval_tools"}
+
+
+def test_tether_takes_the_harness_numbers() -> None:
+    harness = Harness(step_cap=7, token_budget=30_000, tool_attempts=2, retry_initial_delay=0.1)
+    settings = tether_settings(
+        base_url="http://127.0.0.1:1/v1",
+        model="m",
+        temperature=0.7,
+        max_tokens=512,
+        timeout=5,
+        harness=harness,
+    )
+    assert (settings.max_iters, settings.token_budget) == (7, 30_000)
+    assert (settings.tool_attempts, settings.retry_base_delay) == (2, 0.1)

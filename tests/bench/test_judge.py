@@ -1,4 +1,4 @@
-"""The judge: the gold replay passes every scenario, wrong trajectories fail every one."""
+"""The judge: the gold replay passes every scenario; wrong trajectories and adversaries fail."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from decimal import Decimal
 import pytest
 
 from tests.bench.conftest import SCENARIO_FILE
+from tether.bench.adversarial import score_adversaries
 from tether.bench.agents.gold import GoldReplayAgent, Script, ScriptedAgent, gold_script
 from tether.bench.backends import UrlBackend
 from tether.bench.judge import judge_run
@@ -166,3 +167,19 @@ def test_gold_script_is_the_scenarios_own_plan(by_id: dict[str, Scenario]) -> No
     script = gold_script(by_id["api-pay-01"])
     assert [a.tool for a in script.actions] == ["query_order", "compute_discount", "pay_order"]
     assert "2328.02" in (script.answer or "")
+
+
+def test_adversaries_pass_nothing_and_gold_everything_on_a_sample(
+    scenarios: list[Scenario],
+) -> None:
+    """Each adversary on every sampled scenario where it acts differently from gold.
+
+    ``python -m tether.bench.adversarial`` runs them on every scenario (docs/benchmark.md).
+    """
+    sample = sample_scenarios(scenarios, 7, seed=11)
+    scores = {s.agent: s for s in score_adversaries(sample)}
+    assert scores["gold"].passes == scores["gold"].runs == len(sample)
+    for name, score in scores.items():
+        if name != "gold":
+            assert score.runs > 0, name
+            assert score.rate <= 0.02, (name, score.passed_ids)

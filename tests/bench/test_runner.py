@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from tether.bench.backends import BackendSpec
 from tether.bench.cli import bench_app
+from tether.bench.harness import Harness
 from tether.bench.report import markdown, write_report
 from tether.bench.runner import BenchResult, RunPlan, run_benchmark, sample_scenarios
 from tether.bench.scenarios import Scenario
@@ -18,7 +19,14 @@ PICK = ["api-pay-01", "fault-pay-02", "impossible-missing-01"]
 
 
 def bench(scenarios: list[Scenario], seed: int) -> BenchResult:
-    plan = RunPlan(agents=AGENTS, scenarios=scenarios, trials=2, concurrency=4, progress=False)
+    plan = RunPlan(
+        agents=AGENTS,
+        scenarios=scenarios,
+        trials=2,
+        concurrency=4,
+        progress=False,
+        harness=Harness(retry_initial_delay=0.0),
+    )
     spec = BackendSpec(kind="sim", seed=seed, fault_rate=0.4, fix_rate=0.6, sim_latency=False)
     return run_benchmark(plan, spec.create(scenarios))
 
@@ -94,15 +102,18 @@ def test_the_command_runs_and_reports(tmp_path: Path) -> None:
             "--no-charts",
             "--agents",
             "tether,agent_executor",
-            "--seed",
-            "2",
+            "--seeds",
+            "2,3",
             "--out",
             str(out),
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "| Metric | tether | agent_executor |" in result.stdout
-    assert (out / "results.md").exists() and not list(out.glob("*.png"))
+    assert "| Agent | Task success, mean ± sd (min-max) over seeds |" in result.stdout
+    assert "| Category | tether | agent_executor |" in result.stdout
+    for seed in (2, 3):
+        assert (out / f"strong-seed{seed}" / "results.md").exists()
+    assert (out / "suite.md").exists() and not list(out.rglob("*.png"))
 
 
 def test_the_command_rejects_bad_input_clearly(tmp_path: Path) -> None:
@@ -114,3 +125,7 @@ def test_the_command_rejects_bad_input_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "unknown agents ['nope']" in result.output
     result = CliRunner().invoke(bench_app, ["--backend", "ftp://x", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "sim, local or an http(s) URL" in result.output
+    result = CliRunner().invoke(bench_app, ["--protocol", "xml", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "protocol" in result.output
+    result = CliRunner().invoke(bench_app, ["--seeds", "0,x", "--out", str(tmp_path)])
+    assert result.exit_code == 2 and "seeds" in result.output

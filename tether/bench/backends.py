@@ -14,7 +14,14 @@ from typing import Any, Literal, Protocol
 
 from tether.bench.instrument import ToolListener
 from tether.bench.scenarios import Scenario
-from tether.bench.simulator import LatencyModel, Persona, Simulator, SimulatorServer, persona
+from tether.bench.simulator import (
+    FAULT_KINDS,
+    LatencyModel,
+    Persona,
+    Simulator,
+    SimulatorServer,
+    persona,
+)
 from tether.errors import TetherError
 
 
@@ -91,10 +98,12 @@ class LocalBackend:
 
     kind = "local"
 
-    def __init__(self, *, parallel: int = 1, ctx_per_slot: int = 8192) -> None:
+    def __init__(
+        self, *, gguf: str | None = None, parallel: int = 1, ctx_per_slot: int = 8192
+    ) -> None:
         from tether.llm.embedded import EmbeddedServer
 
-        self.server = EmbeddedServer(ctx_size=ctx_per_slot * parallel, parallel=parallel)
+        self.server = EmbeddedServer(gguf, ctx_size=ctx_per_slot * parallel, parallel=parallel)
 
     def start(self) -> None:
         self.server.start()
@@ -173,6 +182,10 @@ class BackendSpec:
     persona: str = "strong"
     fault_rate: float | None = None
     fix_rate: float | None = None
+    gguf: str | None = None
+    """local: the GGUF file to serve (default: the bundled SmolLM2)."""
+    disabled_faults: tuple[str, ...] = ()
+    """sim: fault kinds switched off (weight 0), for the sensitivity table."""
     sim_latency: bool = True
     url: str | None = None
     model: str | None = None
@@ -192,17 +205,28 @@ class BackendSpec:
             return SimBackend(
                 scenarios,
                 seed=self.seed,
-                persona=persona(self.persona).with_overrides(
-                    fault_rate=self.fault_rate, fix_rate=self.fix_rate
-                ),
+                persona=self.simulated_persona(),
                 latency=LatencyModel() if self.sim_latency else LatencyModel.instant(),
             )
         if self.kind == "local":
-            return LocalBackend(parallel=self.local_parallel)
+            return LocalBackend(gguf=self.gguf, parallel=self.local_parallel)
         from tether.settings import AgentSettings
 
         default = str(AgentSettings.model_fields["model"].get_default())
         return UrlBackend(self.url or "", self.model or default)
+
+    def simulated_persona(self) -> Persona:
+        """The persona with this spec's overrides and the fault kinds left switched on."""
+        unknown = set(self.disabled_faults) - set(FAULT_KINDS)
+        if unknown:
+            raise TetherError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+        chosen = persona(self.persona)
+        weights = {
+            k: 0.0 if k in self.disabled_faults else w for k, w in chosen.fault_weights.items()
+        }
+        return chosen.with_overrides(
+            fault_rate=self.fault_rate, fix_rate=self.fix_rate, fault_weights=weights
+        )
 
     def as_url(self, running: Backend) -> BackendSpec:
         """A URL spec for a started local server, so worker processes share it."""

@@ -1,136 +1,117 @@
 """``tether bench``: run the agents side by side on one backend and write the report.
 
-Mount either the command function, ``app.command("bench")(bench)``, or the Typer app,
-``app.add_typer(bench_app, name="bench")`` (its callback is the command). ``python -m
-tether.bench`` runs it stand-alone.
+The flags only fill a :class:`~tether.bench.options.BenchOptions`; :func:`run_bench` takes
+that one object and does the rest. Mount either the command function,
+``app.command("bench")(bench)``, or the Typer app, ``app.add_typer(bench_app, name="bench")``
+(its callback is the command). ``python -m tether.bench`` runs it stand-alone.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 
 from tether.errors import TetherError
 
+if TYPE_CHECKING:
+    from tether.bench.options import BenchOptions
+
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-DEFAULT_AGENTS = "tether,agent_executor,create_agent"
-DEFAULT_SCENARIOS = Path("scenarios/bench.jsonl")
+DEFAULT_AGENTS = "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock"
 
 
-def bench(
-    agents: Annotated[
-        str, typer.Option(help="Comma-separated: tether, agent_executor, create_agent (gold).")
-    ] = DEFAULT_AGENTS,
-    backend: Annotated[
-        str,
-        typer.Option(help="sim (fault-injecting simulator), local (embedded SmolLM2) or a URL."),
-    ] = "sim",
-    scenarios: Annotated[
-        Path, typer.Option(help="Scenario file (JSONL, see scenarios/schema.json).")
-    ] = DEFAULT_SCENARIOS,
-    tools: Annotated[
-        str, typer.Option(help="Toolset module exposing create_world(data_dir).")
-    ] = "tether.world",
-    seed: Annotated[int, typer.Option(help="Seed of the simulator's faults and of sampling.")] = 0,
-    concurrency: Annotated[int, typer.Option(min=1, help="Runs in parallel (threads).")] = 4,
-    workers: Annotated[
-        int, typer.Option(min=1, help="Processes, each with --concurrency threads (see docs).")
-    ] = 1,
-    trials: Annotated[
-        int, typer.Option(min=1, help="Runs per scenario and agent; pass^k uses k = trials.")
-    ] = 4,
-    temperature: Annotated[float, typer.Option(help="Sampling temperature, all agents.")] = 0.7,
-    out: Annotated[Path, typer.Option(help="Directory for results.json, results.md, PNGs.")] = Path(
-        "bench-out"
-    ),
-    model: Annotated[
-        str | None, typer.Option(help="Model name on a URL backend (default: tether's).")
-    ] = None,
-    api_key: Annotated[str, typer.Option(help="API key for a URL backend.")] = "EMPTY",
-    sample: Annotated[
-        int | None, typer.Option(min=1, help="Only N scenarios, spread over categories.")
-    ] = None,
-    category: Annotated[
-        list[str] | None, typer.Option(help="Only these categories (repeatable).")
-    ] = None,
-    persona: Annotated[
-        str, typer.Option(help="sim: the simulated model's persona (strong, weak, loopy, sloppy).")
-    ] = "strong",
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+Opt = typer.Option
+
+
+def bench(  # one line per flag; the flags only fill BenchOptions
+    agents: Annotated[str, Opt(help="Comma-separated agent variants (or gold).")] = DEFAULT_AGENTS,
+    backend: Annotated[str, Opt(help="sim, local (embedded llama.cpp) or a URL.")] = "sim",
+    scenarios: Annotated[Path | None, Opt(help="Scenario JSONL; default: shipped.")] = None,
+    tools: Annotated[str, Opt(help="Toolset module exposing create_world.")] = "tether.world",
+    seeds: Annotated[str, Opt(help="Comma-separated seeds; mean and spread.")] = "0,1,2",
+    personas: Annotated[str, Opt(help="sim: comma-separated personas.")] = "strong",
+    trials: Annotated[int, Opt(min=1, help="Runs per scenario, agent and seed.")] = 1,
+    sample: Annotated[int | None, Opt(min=1, help="Only N scenarios.")] = None,
+    category: Annotated[list[str] | None, Opt(help="Only these categories.")] = None,
+    gguf: Annotated[str | None, Opt(help="local: GGUF file to serve.")] = None,
+    protocol: Annotated[str | None, Opt(help="tether: react, json_schema or native.")] = None,
+    model: Annotated[str | None, Opt(help="Model name on a URL backend.")] = None,
+    api_key: Annotated[str, Opt(help="API key for a URL backend.")] = "EMPTY",
+    temperature: Annotated[float, Opt(help="Sampling temperature, all agents.")] = 0.7,
+    max_tokens: Annotated[int, Opt(min=1, help="Completion cap per model call.")] = 512,
+    timeout: Annotated[float, Opt(help="Seconds before a model call fails.")] = 120.0,
+    token_budget: Annotated[int | None, Opt(min=1, help="Tokens per run, all agents.")] = None,
     fault_rate: Annotated[
-        float | None, typer.Option(min=0, max=1, help="sim: override the persona's fault rate.")
+        float | None, Opt(min=0, max=1, help="sim: override the persona's.")
     ] = None,
     fix_rate: Annotated[
-        float | None, typer.Option(min=0, max=1, help="sim: override the persona's fix rate.")
+        float | None, Opt(min=0, max=1, help="sim: override the persona's.")
     ] = None,
-    sim_latency: Annotated[
-        bool, typer.Option(help="sim: wait as the latency model says (off: answer at once).")
-    ] = True,
-    max_tokens: Annotated[int, typer.Option(min=1, help="Completion cap per model call.")] = 512,
-    timeout: Annotated[float, typer.Option(help="Seconds before a model call fails.")] = 120.0,
-    local_parallel: Annotated[
-        int, typer.Option(min=1, help="local: llama.cpp slots (parallel requests).")
-    ] = 2,
-    progress: Annotated[bool, typer.Option(help="Show a progress bar.")] = True,
-    charts: Annotated[bool, typer.Option(help="Write PNG charts.")] = True,
+    sensitivity: Annotated[bool, Opt(help="sim: also each fault kind off.")] = False,
+    sim_latency: Annotated[bool, Opt(help="sim: wait as the latency model says.")] = True,
+    local_parallel: Annotated[int, Opt(min=1, help="local: llama.cpp slots.")] = 2,
+    concurrency: Annotated[int, Opt(min=1, help="Runs in parallel (threads).")] = 4,
+    workers: Annotated[int, Opt(min=1, help="Processes (see docs).")] = 1,
+    out: Annotated[Path, Opt(help="Output directory.")] = Path("bench-out"),
+    progress: Annotated[bool, Opt(help="Show a progress bar.")] = True,
+    charts: Annotated[bool, Opt(help="Write PNG charts.")] = True,
 ) -> None:
-    """Benchmark agents side by side: same model, same tools, judged on the world's state."""
+    """Benchmark agents side by side: same model, tools and harness, judged on the world."""
+    values = dict(locals())  # the flags, before any other local exists
     from tether.extras import require
 
     require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
-    from tether.bench.backends import BackendSpec
-    from tether.bench.report import markdown, write_report
-    from tether.bench.runner import RunPlan, run_in_processes, sample_scenarios
-    from tether.bench.scenarios import ScenarioFileError, load_scenarios
+    from tether.bench.options import BenchOptions
 
-    names = [a.strip() for a in agents.split(",") if a.strip()]
+    values.update(
+        agents=_split(agents),
+        seeds=_split(seeds),
+        personas=_split(personas),
+        categories=category or [],
+    )
+    del values["category"]
+    if token_budget is None:
+        del values["token_budget"]
     try:
-        loaded = load_scenarios(scenarios)
-        if category:
-            loaded = [s for s in loaded if s.category in set(category)]
-        if sample is not None:
-            loaded = sample_scenarios(loaded, sample, seed)
-        if not loaded:
-            raise TetherError("no scenarios left after filtering")
-        spec = BackendSpec.parse(
-            backend,
-            seed=seed,
-            persona=persona,
-            fault_rate=fault_rate,
-            fix_rate=fix_rate,
-            sim_latency=sim_latency,
-            model=model,
-            local_parallel=local_parallel,
-        )
-        plan = RunPlan(
-            agents=names,
-            scenarios=loaded,
-            toolset=tools,
-            trials=trials,
-            concurrency=concurrency,
-            temperature=temperature,
-            max_tokens=max_tokens,
-            timeout=timeout,
-            api_key=api_key,
-            progress=progress,
-        )
-        _check_agents(names)
+        options = BenchOptions.model_validate(values)
+    except ValidationError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
+
+
+def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
+    """Run what ``options`` (a BenchOptions) asks for; print the tables; exit 2 on bad input.
+
+    A run whose agents all fail is a result, not an error: it exits 0.
+    """
+    from tether.bench.scenarios import ScenarioFileError
+    from tether.bench.suite import run_suite
+    from tether.bench.suite_report import suite_markdown, write_suite
+
+    try:
+        _check_agents(options.agents)
         err.print(
-            f"bench: {len(names)} agent(s) x {len(loaded)} scenario(s) x {trials} trial(s) "
-            f"on {backend}, concurrency {concurrency} x {workers} process(es), seed {seed}"
+            f"bench: {', '.join(options.agents)} on {options.backend}, seeds {options.seeds}, "
+            f"personas {options.personas}"
         )
-        result = run_in_processes(plan, spec, workers)
-        result.info["command"] = " ".join(["tether", "bench", *sys.argv[2:]])
-        result.info["seed"] = seed
-        paths = write_report(result, out, with_charts=charts)
+        suite = run_suite(options)
+        suite.info["command"] = command
+        paths = write_suite(suite, options.out, with_charts=options.charts)
     except (TetherError, ScenarioFileError, ValueError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
-    sys.stdout.write(markdown(result))
-    err.print(f"wrote {', '.join(str(p) for p in paths)} in {result.wall_s:.1f} s")
+    sys.stdout.write(suite_markdown(suite))
+    err.print(f"wrote {len(paths)} files to {options.out} in {suite.wall_s:.1f} s of runs")
 
 
 def _check_agents(names: list[str]) -> None:

@@ -67,7 +67,7 @@ class RunRecorder(BaseCallbackHandler):
 
     def on_llm_end(self, response: LLMResult, *, run_id: UUID, **_: Any) -> None:
         end = self.now()
-        usage = _usage(response)
+        usage = usage_of(response)
         asked = _asked_tool(response)
         with self._lock:
             start = self._open.pop(run_id, end)
@@ -85,9 +85,20 @@ class RunRecorder(BaseCallbackHandler):
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **_: Any) -> None:
         end = self.now()
+        tokens = error_usage(error)
         with self._lock:
             start = self._open.pop(run_id, end)
-            self.model_calls.append(ModelCall(start=start, end=end, error=repr(error)[:300]))
+            self.model_calls.append(
+                ModelCall(
+                    start=start,
+                    end=end,
+                    input_tokens=tokens[0],
+                    output_tokens=tokens[1],
+                    total_tokens=tokens[2],
+                    usage_reported=tokens[2] > 0,
+                    error=repr(error)[:300],
+                )
+            )
 
     # --- tool calls -----------------------------------------------------------------------
     def add_tool_call(self, call: ToolCall) -> None:
@@ -117,7 +128,7 @@ class RunRecorder(BaseCallbackHandler):
         )
 
 
-def _usage(response: LLMResult) -> tuple[int, int, int]:
+def usage_of(response: LLMResult) -> tuple[int, int, int]:
     """(input, output, total) tokens as the server reported them; zeros when it did not."""
     for generations in response.generations:
         for generation in generations:
@@ -132,6 +143,20 @@ def _usage(response: LLMResult) -> tuple[int, int, int]:
             int(token_usage.get("completion_tokens", 0)),
             int(token_usage["total_tokens"]),
         )
+    return 0, 0, 0
+
+
+def error_usage(error: BaseException) -> tuple[int, int, int]:
+    """Tokens a failed call still spent: a reply cut by max_tokens under a JSON schema fails
+    to parse (openai's LengthFinishReasonError), but the server billed it and said so."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        usage = getattr(getattr(current, "completion", None), "usage", None)
+        if usage is not None and (getattr(usage, "total_tokens", None) or 0) > 0:
+            return usage.prompt_tokens, usage.completion_tokens, usage.total_tokens
+        current = current.__cause__ or current.__context__
     return 0, 0, 0
 
 
@@ -189,6 +214,7 @@ class RecordingRegistry(ToolRegistry):
             start=start,
             end=end,
             turn=max(turn, 0),
+            result=_plain(result.get("data")) if result["status"] == "success" else None,
         )
         self.recorder.add_tool_call(call)
         if self.listener is not None:

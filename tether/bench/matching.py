@@ -1,21 +1,20 @@
-"""Does a final answer state what it must? Normalised text and numbers with a tolerance.
+"""Text and number matching for final answers: normalised text, numbers compared by value.
 
 Answers come in two languages and from models that format freely, so phrases are compared
 after NFKC (full-width digits and letters become ASCII), case folding and whitespace
 collapsing, and numbers are read out of the text (thousands separators and a currency sign
 allowed) and compared by value, not by spelling: "2,328.0200" states 2328.02.
+
+This module works on plain strings and numbers only (it imports nothing from the benchmark),
+so the scenario model and the judge can both use it without importing each other.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from tether.bench.scenarios import NumberOutput, RequiredOutput, TextOutput
 
 _SPACES = re.compile(r"\s+")
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
@@ -39,43 +38,24 @@ def numbers_in(text: str) -> list[Decimal]:
     return values
 
 
-def has_text(answer: str, output: TextOutput) -> bool:
-    haystack = normalise(answer)
-    return any(normalise(p) in haystack for p in (output.text, *output.any_of))
+def has_phrase(text: str, phrases: Iterable[str]) -> bool:
+    """Some phrase occurs in ``text`` (both normalised); a phrase that starts or ends with a
+    letter or digit must do so at a word boundary, so "hi" is not found in "shipped"."""
+    haystack = normalise(text)
+    for phrase in phrases:
+        needle = normalise(phrase)
+        if not needle:
+            continue
+        left = r"(?<![a-z0-9])" if needle[0].isascii() and needle[0].isalnum() else ""
+        right = r"(?![a-z0-9])" if needle[-1].isascii() and needle[-1].isalnum() else ""
+        if re.search(left + re.escape(needle) + right, haystack):
+            return True
+    return False
 
 
-def has_number(answer: str, output: NumberOutput, numbers: Sequence[Decimal]) -> bool:
-    target, tolerance = Decimal(output.number), Decimal(output.tolerance)
+def has_number(numbers: Iterable[Decimal], target: Decimal, tolerance: Decimal) -> bool:
+    """Some number is within ``tolerance`` of ``target``."""
     return any(abs(value - target) <= tolerance for value in numbers)
-
-
-def describe(output: RequiredOutput) -> str:
-    """How a required output is shown in a judge's reasons."""
-    from tether.bench.scenarios import TextOutput
-
-    if isinstance(output, TextOutput):
-        return repr(output.text)
-    return f"{output.number}±{output.tolerance}"
-
-
-def missing_outputs(answer: str | None, outputs: Iterable[RequiredOutput]) -> list[str]:
-    """The required outputs ``answer`` does not state (all of them when there is no answer)."""
-    from tether.bench.scenarios import TextOutput
-
-    outputs = list(outputs)
-    if not answer:
-        return [describe(o) for o in outputs]
-    numbers = numbers_in(answer)
-    missing = []
-    for output in outputs:
-        ok = (
-            has_text(answer, output)
-            if isinstance(output, TextOutput)
-            else has_number(answer, output, numbers)
-        )
-        if not ok:
-            missing.append(describe(output))
-    return missing
 
 
 def same_value(a: object, b: object) -> bool:

@@ -48,6 +48,11 @@ class ToolCall(BaseModel):
     start: float
     end: float
     turn: int = Field(description="0-based index of the model call that asked for it.")
+    result: Any = Field(
+        None,
+        description="The data a successful call returned (JSON-safe); what an answer's claims "
+        "may be grounded in.",
+    )
 
     @property
     def seconds(self) -> float:

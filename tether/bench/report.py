@@ -61,13 +61,8 @@ def _pct(x: float) -> str:
     return f"{100 * x:.1f}%"
 
 
-def markdown(result: BenchResult) -> str:
-    """The tables: headline metrics, terminations, success by category."""
-    metrics = list(result.metrics.values())
-    if not metrics:
-        return "No runs.\n"
-    names = [m.agent for m in metrics]
-    k_max = max((max(m.pass_hat_k) for m in metrics if m.pass_hat_k), default=0)
+def headline_rows(metrics: list[AgentMetrics], k_max: int) -> list[tuple[str, list[str]]]:
+    """The headline table's rows: success, pass^k, tool calls, latency, steps, tokens."""
     rows: list[tuple[str, list[str]]] = [
         (
             "Task success (95% CI)",
@@ -105,8 +100,18 @@ def markdown(result: BenchResult) -> str:
         ),
         ("Runs (scenarios x trials)", [f"{m.runs} ({m.scenarios} x {m.trials})" for m in metrics]),
     ]
-    lines = [_table(["Metric", *names], [[label, *cells] for label, cells in rows])]
+    return rows
 
+
+def markdown(result: BenchResult) -> str:
+    """The tables: headline metrics, terminations, success by category, pass^k."""
+    metrics = list(result.metrics.values())
+    if not metrics:
+        return "No runs.\n"
+    names = [m.agent for m in metrics]
+    k_max = max((max(m.pass_hat_k) for m in metrics if m.pass_hat_k), default=0)
+    rows = headline_rows(metrics, k_max)
+    lines = [_table(["Metric", *names], [[label, *cells] for label, cells in rows])]
     kinds = sorted({k for m in metrics for k in m.terminations})
     lines.append("\nTermination (runs):\n")
     lines.append(
@@ -125,13 +130,11 @@ def markdown(result: BenchResult) -> str:
     )
     if k_max > 1:
         lines.append("\npass^k:\n")
+        ks = range(1, k_max + 1)
         lines.append(
             _table(
                 ["k", *names],
-                [
-                    [str(k), *(_pct(m.pass_hat_k.get(k, 0.0)) for m in metrics)]
-                    for k in range(1, k_max + 1)
-                ],
+                [[str(k), *(_pct(m.pass_hat_k.get(k, 0.0)) for m in metrics)] for k in ks],
             )
         )
     return "\n".join(lines) + "\n"
@@ -141,6 +144,64 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return "\n".join(out)
+
+
+def _success_chart(ax: Any, items: list[AgentMetrics], names: list[str]) -> None:
+    rates = [100 * m.success_rate for m in items]
+    errors = [
+        [max(0.0, 100 * (m.success_rate - m.success_ci95[0])) for m in items],
+        [max(0.0, 100 * (m.success_ci95[1] - m.success_rate)) for m in items],
+    ]
+    ax.bar(names, rates, yerr=errors, capsize=6, color="#4C72B0")
+    ax.set_ylabel("task success, % (95% Wilson CI)")
+    ax.set_ylim(0, 100)
+    ax.set_title("Task success")
+
+
+def _tool_chart(ax: Any, items: list[AgentMetrics], names: list[str]) -> None:
+    ax.bar(names, [100 * m.tool_call_success_rate for m in items], color="#55A868")
+    ax.set_ylabel("tool-call success, %")
+    ax.set_ylim(0, 100)
+    ax.set_title("Tool-call success (turns asking for a tool)")
+
+
+def _latency_chart(ax: Any, items: list[AgentMetrics], names: list[str]) -> None:
+    width, xs = 0.25, range(len(items))
+    for offset, (label, values) in enumerate(
+        [
+            ("mean", [m.mean_step_latency_s for m in items]),
+            ("p50", [m.p50_step_latency_s for m in items]),
+            ("p95", [m.p95_step_latency_s for m in items]),
+        ]
+    ):
+        ax.bar([x + (offset - 1) * width for x in xs], values, width, label=label)
+    ax.set_xticks(list(xs), names)
+    ax.set_ylabel("seconds per step")
+    ax.set_title("Per-step latency")
+    ax.legend()
+
+
+def _terminations_chart(ax: Any, items: list[AgentMetrics], names: list[str]) -> None:
+    kinds = sorted({k for m in items for k in m.terminations})
+    bottom = [0.0] * len(items)
+    for kind in kinds:
+        values = [100 * m.terminations.get(kind, 0) / max(m.runs, 1) for m in items]
+        ax.bar(names, values, bottom=bottom, label=kind)
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    ax.set_ylabel("% of runs")
+    ax.set_title("How runs ended")
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+
+def _pass_k_chart(ax: Any, items: list[AgentMetrics], names: list[str]) -> None:
+    for m in items:
+        ks = sorted(m.pass_hat_k)
+        ax.plot(ks, [100 * m.pass_hat_k[k] for k in ks], marker="o", label=m.agent)
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass^k, %")
+    ax.set_ylim(0, 100)
+    ax.set_title("pass^k: all k trials pass")
+    ax.legend()
 
 
 def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
@@ -159,81 +220,32 @@ def charts(metrics: dict[str, AgentMetrics], out: Path) -> list[Path]:
     if not items:
         return []
     names = [m.agent for m in items]
-    written: list[Path] = []
-
-    def save(fig: Any, name: str) -> None:
-        path = out / name
-        fig.tight_layout()
-        fig.savefig(path, dpi=110)
-        written.append(path)
-
-    fig, ax = subplots(figsize=(6, 4))
-    rates = [100 * m.success_rate for m in items]
-    errors = [
-        [100 * (m.success_rate - m.success_ci95[0]) for m in items],
-        [100 * (m.success_ci95[1] - m.success_rate) for m in items],
+    plots: list[tuple[str, tuple[float, float], Any]] = [
+        ("success.png", (6, 4), _success_chart),
+        ("tool_calls.png", (6, 4), _tool_chart),
+        ("latency.png", (7, 4), _latency_chart),
+        ("terminations.png", (8, 4), _terminations_chart),
     ]
-    ax.bar(names, rates, yerr=errors, capsize=6, color="#4C72B0")
-    ax.set_ylabel("task success, % (95% Wilson CI)")
-    ax.set_ylim(0, 100)
-    ax.set_title("Task success")
-    save(fig, "success.png")
-
-    fig, ax = subplots(figsize=(6, 4))
-    ax.bar(names, [100 * m.tool_call_success_rate for m in items], color="#55A868")
-    ax.set_ylabel("tool-call success, %")
-    ax.set_ylim(0, 100)
-    ax.set_title("Tool-call success (turns asking for a tool)")
-    save(fig, "tool_calls.png")
-
-    fig, ax = subplots(figsize=(7, 4))
-    width = 0.25
-    xs = range(len(items))
-    for offset, (label, values) in enumerate(
-        [
-            ("mean", [m.mean_step_latency_s for m in items]),
-            ("p50", [m.p50_step_latency_s for m in items]),
-            ("p95", [m.p95_step_latency_s for m in items]),
-        ]
-    ):
-        ax.bar([x + (offset - 1) * width for x in xs], values, width, label=label)
-    ax.set_xticks(list(xs), names)
-    ax.set_ylabel("seconds per step")
-    ax.set_title("Per-step latency")
-    ax.legend()
-    save(fig, "latency.png")
-
+    if any(len(m.pass_hat_k) > 1 for m in items):
+        plots.append(("pass_k.png", (6, 4), _pass_k_chart))
+    written: list[Path] = []
+    for name, size, draw in plots:
+        fig, ax = subplots(figsize=size)
+        draw(ax, items, names)
+        written.append(_save(fig, out / name))
     fig, (left, right) = subplots(1, 2, figsize=(9, 4))
     left.bar(names, [m.mean_steps for m in items], color="#8172B2")
     left.set_title("Mean steps to termination")
     right.bar(names, [m.mean_total_tokens for m in items], color="#C44E52")
     right.set_title("Mean total tokens per run")
-    save(fig, "steps_tokens.png")
-
-    fig, ax = subplots(figsize=(8, 4))
-    kinds = sorted({k for m in items for k in m.terminations})
-    bottom = [0.0] * len(items)
-    for kind in kinds:
-        values = [100 * m.terminations.get(kind, 0) / max(m.runs, 1) for m in items]
-        ax.bar(names, values, bottom=bottom, label=kind)
-        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-    ax.set_ylabel("% of runs")
-    ax.set_title("How runs ended")
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    save(fig, "terminations.png")
-
-    if any(len(m.pass_hat_k) > 1 for m in items):
-        fig, ax = subplots(figsize=(6, 4))
-        for m in items:
-            ks = sorted(m.pass_hat_k)
-            ax.plot(ks, [100 * m.pass_hat_k[k] for k in ks], marker="o", label=m.agent)
-        ax.set_xlabel("k")
-        ax.set_ylabel("pass^k, %")
-        ax.set_ylim(0, 100)
-        ax.set_title("pass^k: all k trials pass")
-        ax.legend()
-        save(fig, "pass_k.png")
+    written.append(_save(fig, out / "steps_tokens.png"))
     return written
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    return path
 
 
 def write_report(result: BenchResult, out: Path | str, *, with_charts: bool = True) -> list[Path]:

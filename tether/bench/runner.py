@@ -22,6 +22,7 @@ import httpx
 
 from tether.bench.agents import BenchAgent, ChatSettings, make_agent
 from tether.bench.backends import Backend, BackendContext, BackendSpec
+from tether.bench.harness import Harness
 from tether.bench.judge import Judge
 from tether.bench.metrics import AgentMetrics, all_metrics
 from tether.bench.records import RunRecord, Verdict
@@ -29,6 +30,11 @@ from tether.bench.scenarios import Scenario
 from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
 
 AgentFactory = Callable[[str], BenchAgent]
+
+
+def plan_agents(plan: RunPlan) -> AgentFactory:
+    """Agents as the plan asks for them: inside its harness, tether on its protocol."""
+    return lambda name: make_agent(name, plan.harness, plan.protocol)
 
 
 @dataclass(frozen=True)
@@ -45,6 +51,9 @@ class RunPlan:
     timeout: float = 120.0
     api_key: str = "EMPTY"
     progress: bool = True
+    harness: Harness = field(default_factory=Harness)
+    protocol: str | None = None
+    """tether's output protocol (react, json_schema, native); None: its default."""
 
 
 @dataclass
@@ -80,12 +89,13 @@ def run_benchmark(
     plan: RunPlan,
     backend: Backend,
     *,
-    agent_factory: AgentFactory = make_agent,
+    agent_factory: AgentFactory | None = None,
     on_done: Callable[[RunRecord], None] | None = None,
 ) -> BenchResult:
     """Start the backend, run the plan on a thread pool, stop the backend; judged records and
     metrics come back. ``on_done`` hears each finished run (a progress feed)."""
     started = time.perf_counter()
+    make = agent_factory or plan_agents(plan)
     jobs = [
         (scenario, trial, agent)
         for scenario in plan.scenarios
@@ -107,9 +117,7 @@ def run_benchmark(
 
         def one(job: tuple[Scenario, int, str]) -> RunRecord:
             scenario, trial, agent = job
-            return run_one(
-                agent_factory(agent), scenario, trial, worlds, judge, backend, plan, client
-            )
+            return run_one(make(agent), scenario, trial, worlds, judge, backend, plan, client)
 
         futures = [pool.submit(one, job) for job in jobs]
         with _progress(len(jobs), plan.progress) as bar:

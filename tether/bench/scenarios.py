@@ -15,12 +15,15 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tether.bench.matching import missing_outputs
+from tether.bench.matching import has_number, has_phrase, numbers_in
 
 Category = Literal["db", "api", "calc", "multi", "fault", "irrelevant", "impossible"]
 CATEGORIES: tuple[str, ...] = ("db", "api", "calc", "multi", "fault", "irrelevant", "impossible")
 Termination = Literal["completed", "stopped_early"]
-SCHEMA_PATH = Path(__file__).resolve().parents[2] / "scenarios" / "schema.json"
+DATA_DIR = Path(__file__).resolve().parent / "data"
+SCENARIO_PATH = DATA_DIR / "bench.jsonl"
+"""The shipped scenario file (package data, so ``tether bench`` works outside the repo)."""
+SCHEMA_PATH = DATA_DIR / "schema.json"
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -60,6 +63,13 @@ class TextOutput(BaseModel):
         description="Other phrasings that count as well (e.g. the Chinese wording).",
     )
 
+    def stated_in(self, answer: str) -> bool:
+        """The answer contains the phrase or one of its alternatives."""
+        return has_phrase(answer, (self.text, *self.any_of))
+
+    def describe(self) -> str:
+        return repr(self.text)
+
 
 class NumberOutput(BaseModel):
     """A number the final answer must state, within an absolute tolerance."""
@@ -78,8 +88,20 @@ class NumberOutput(BaseModel):
             raise ValueError(f"not a decimal number: {value!r}") from exc
         return value
 
+    def stated_in(self, answer: str) -> bool:
+        """Some number in the answer is within the tolerance."""
+        return has_number(numbers_in(answer), Decimal(self.number), Decimal(self.tolerance))
+
+    def describe(self) -> str:
+        return f"{self.number}±{self.tolerance}"
+
 
 RequiredOutput = Annotated[TextOutput | NumberOutput, Field(union_mode="left_to_right")]
+
+
+def missing_outputs(answer: str | None, outputs: Iterable[TextOutput | NumberOutput]) -> list[str]:
+    """The required outputs ``answer`` does not state (all of them when there is no answer)."""
+    return [o.describe() for o in outputs if not (answer and o.stated_in(answer))]
 
 
 class FaultRule(BaseModel):
@@ -221,7 +243,7 @@ def dump_scenarios(scenarios: Iterable[Scenario], path: Path | str) -> None:
 
 
 def scenario_json_schema() -> dict[str, Any]:
-    """The JSON Schema of one scenario line (what scenarios/schema.json publishes)."""
+    """The JSON Schema of one scenario line (what data/schema.json publishes)."""
     schema = Scenario.model_json_schema()
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 

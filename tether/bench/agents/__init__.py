@@ -1,53 +1,76 @@
-"""The benchmarked agents, by name, behind one interface (:class:`BenchAgent`)."""
+"""The benchmarked agents, by name, behind one interface (:class:`BenchAgent`).
+
+Each baseline comes twice: as its docs recommend (``agent_executor``, ``create_agent``) and
+stock (``*_stock``), so the report separates what output repair and control middleware bring.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from tether.bench.agents.base import BenchAgent, ChatSettings, make_chat_model
+from tether.bench.harness import Harness
 
-AGENT_NAMES: tuple[str, ...] = ("tether", "agent_executor", "create_agent")
+VARIANTS: tuple[str, ...] = (
+    "tether",
+    "agent_executor",
+    "agent_executor_stock",
+    "create_agent",
+    "create_agent_stock",
+)
+AGENT_NAMES = VARIANTS
 
 
-def _tether() -> BenchAgent:
+def _tether(harness: Harness, protocol: str | None) -> BenchAgent:
     from tether.bench.agents.tether_agent import TetherAgent
 
-    return TetherAgent()
+    return TetherAgent(harness=harness, protocol=protocol)
 
 
-def _agent_executor() -> BenchAgent:
-    from tether.bench.agents.agent_executor import AgentExecutorAgent
+def _agent_executor(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
+    def make(harness: Harness, protocol: str | None) -> BenchAgent:
+        from tether.bench.agents.agent_executor import AgentExecutorAgent
 
-    return AgentExecutorAgent()
+        return AgentExecutorAgent(harness=harness, handle_parsing_errors=not stock)
 
-
-def _create_agent() -> BenchAgent:
-    from tether.bench.agents.create_agent import CreateAgentAgent
-
-    return CreateAgentAgent()
+    return make
 
 
-def _gold() -> BenchAgent:
+def _create_agent(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
+    def make(harness: Harness, protocol: str | None) -> BenchAgent:
+        from tether.bench.agents.create_agent import CreateAgentAgent
+
+        return CreateAgentAgent(harness=harness, middleware=not stock)
+
+    return make
+
+
+def _gold(harness: Harness, protocol: str | None) -> BenchAgent:
     from tether.bench.agents.gold import GoldReplayAgent
 
     return GoldReplayAgent()
 
 
-FACTORIES: dict[str, Callable[[], BenchAgent]] = {
+FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
     "tether": _tether,
-    "agent_executor": _agent_executor,
-    "create_agent": _create_agent,
+    "agent_executor": _agent_executor(stock=False),
+    "agent_executor_stock": _agent_executor(stock=True),
+    "create_agent": _create_agent(stock=False),
+    "create_agent_stock": _create_agent(stock=True),
     "gold": _gold,
 }
 
 
-def make_agent(name: str) -> BenchAgent:
-    """The agent called ``name`` (tether, agent_executor, create_agent, or gold)."""
+def make_agent(
+    name: str, harness: Harness | None = None, protocol: str | None = None
+) -> BenchAgent:
+    """The agent called ``name`` (a variant, or gold), inside ``harness``; ``protocol`` is
+    tether's output protocol (the baselines have theirs fixed)."""
     try:
         factory = FACTORIES[name]
     except KeyError:
         raise ValueError(f"unknown agent {name!r}; known: {', '.join(FACTORIES)}") from None
-    return factory()
+    return factory(harness or Harness(), protocol)
 
 
-__all__ = ["AGENT_NAMES", "BenchAgent", "ChatSettings", "make_agent", "make_chat_model"]
+__all__ = ["AGENT_NAMES", "VARIANTS", "BenchAgent", "ChatSettings", "make_agent", "make_chat_model"]

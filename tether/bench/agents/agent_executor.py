@@ -1,10 +1,15 @@
 """The seed's baseline: langchain-classic's AgentExecutor over create_react_agent.
 
-Set up as the seed describes it: the standard ReAct prompt (written here, not downloaded
-from a hub), ``handle_parsing_errors=True`` and ``max_iterations=5``. The tools are the
+The standard ReAct prompt (written here, not downloaded from a hub); the tools are the
 registry's, rendered with their argument schemas; the Action Input string is decoded with
 ``json.loads`` (the usual way to give a ReAct agent multi-argument tools), and anything it
 cannot decode comes back to the model as an error envelope telling it the expected format.
+
+Two variants, the same harness (step cap as ``max_iterations``, the harness's token-budget
+guard and in-place retry of transient tool failures, since AgentExecutor has neither):
+``agent_executor`` as its docs recommend, with ``handle_parsing_errors=True`` (a reply it
+cannot parse goes back to the model as an observation), and ``agent_executor_stock`` with the
+default ``False`` (such a reply ends the run with an error).
 """
 
 from __future__ import annotations
@@ -14,13 +19,13 @@ from langchain_core.prompts import PromptTemplate
 from langchain_core.tools.render import render_text_description_and_args
 from langchain_openai import ChatOpenAI
 
-from tether.bench.agents.base import BenchAgent, ChatSettings
+from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether.bench.agents.lc_tools import registry_tools
+from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome
 from tether.bench.scenarios import Scenario
 
-MAX_ITERATIONS = 5
 STOPPED = "Agent stopped due to iteration limit or time limit."
 
 REACT_PROMPT = """Answer the following questions as best you can. You have access to the following tools:
@@ -46,12 +51,44 @@ Thought:{agent_scratchpad}"""  # noqa: E501 - the standard prompt, verbatim
 
 
 class AgentExecutorAgent(BenchAgent):
-    """AgentExecutor + create_react_agent, handle_parsing_errors=True, max_iterations=5."""
+    """AgentExecutor + create_react_agent; ``handle_parsing_errors`` as its docs recommend."""
 
     name = "agent_executor"
+    guards_budget = True
 
-    def __init__(self, *, max_iterations: int = MAX_ITERATIONS) -> None:
-        self.max_iterations = max_iterations
+    def __init__(
+        self,
+        *,
+        harness: Harness | None = None,
+        handle_parsing_errors: bool = True,
+        sleep: Sleep | None = None,
+    ) -> None:
+        self.harness = harness or Harness()
+        self.handle_parsing_errors = handle_parsing_errors
+        if sleep is not None:
+            self.sleep = sleep
+        if not handle_parsing_errors:
+            self.name = "agent_executor_stock"  # type: ignore[misc]
+
+    @property
+    def max_iterations(self) -> int:
+        return self.harness.step_cap
+
+    def settings(self) -> VariantSettings:
+        h = self.harness
+        return VariantSettings(
+            agent=self.name,
+            step_cap=self.max_iterations,
+            step_cap_by="max_iterations",
+            token_budget=h.token_budget,
+            token_budget_by="harness guard",
+            tool_attempts=h.tool_attempts,
+            retry_delays_s=tuple(h.delay(a) for a in range(1, h.tool_attempts)),
+            retry_by="harness, around the tools",
+            output_repair="handle_parsing_errors" if self.handle_parsing_errors else "none",
+            model_call_retries=f"client {h.model_client_retries}",
+            tool_call_limit=None,
+        )
 
     def execute(
         self,
@@ -60,7 +97,9 @@ class AgentExecutorAgent(BenchAgent):
         model: ChatOpenAI,
         chat: ChatSettings,
     ) -> Outcome:
-        tools = registry_tools(registry, text_input=True)
+        tools = registry_tools(
+            registry, text_input=True, harness=self.harness, retry=True, sleep=self.sleep
+        )
         agent = create_react_agent(
             model,
             tools,
@@ -70,7 +109,7 @@ class AgentExecutorAgent(BenchAgent):
         executor = AgentExecutor(
             agent=agent,
             tools=tools,
-            handle_parsing_errors=True,
+            handle_parsing_errors=self.handle_parsing_errors,
             max_iterations=self.max_iterations,
         )
         result = executor.invoke({"input": scenario.task})

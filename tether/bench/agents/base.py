@@ -8,15 +8,17 @@ termination happen here, identically for every agent.
 
 from __future__ import annotations
 
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import httpx
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
+from tether.bench.harness import BudgetExceeded, Harness, TokenBudgetGuard, VariantSettings
 from tether.bench.instrument import RecordingRegistry, RunRecorder, ToolListener
 from tether.bench.records import Outcome, RunRecord
 from tether.bench.scenarios import Scenario
@@ -40,8 +42,14 @@ class ChatSettings:
     """Told about every tool call of the run (the simulator's view of the world)."""
 
 
-def make_chat_model(chat: ChatSettings, recorder: RunRecorder) -> ChatOpenAI:
+def make_chat_model(
+    chat: ChatSettings,
+    recorder: RunRecorder,
+    harness: Harness | None = None,
+    extra_callbacks: list[Any] | None = None,
+) -> ChatOpenAI:
     """ChatOpenAI over HTTP with server-reported usage, timed by ``recorder``."""
+    harness = harness or Harness()
     return ChatOpenAI(
         base_url=chat.base_url,
         model=chat.model,
@@ -49,17 +57,21 @@ def make_chat_model(chat: ChatSettings, recorder: RunRecorder) -> ChatOpenAI:
         temperature=chat.temperature,
         max_completion_tokens=chat.max_tokens,
         timeout=chat.timeout,
-        max_retries=1,
+        max_retries=harness.model_client_retries,
         stream_usage=True,
-        callbacks=[recorder],
+        callbacks=[recorder, *(extra_callbacks or [])],
         http_client=chat.http_client,
     )
 
 
 class BenchAgent(ABC):
-    """One agent framework, run the same way as the others."""
+    """One agent framework, run the same way as the others, inside one :class:`Harness`."""
 
     name: ClassVar[str]
+    harness: Harness = Harness()
+    sleep: Sleep = time.sleep
+    guards_budget: ClassVar[bool] = False
+    """The framework has no token budget of its own: the harness's guard stops it."""
 
     def run(
         self, scenario: Scenario, world: World, chat: ChatSettings, *, trial: int = 0
@@ -67,9 +79,12 @@ class BenchAgent(ABC):
         """Run ``scenario`` on ``world`` with ``chat``; never raises for what the agent does."""
         recorder = RunRecorder()
         registry = RecordingRegistry.wrap(world.registry(), recorder, chat.tool_listener)
-        model = make_chat_model(chat, recorder)
+        guard = [TokenBudgetGuard(self.harness.token_budget)] if self.guards_budget else []
+        model = make_chat_model(chat, recorder, self.harness, guard)
         try:
             outcome = self.execute(scenario, registry, model, chat)
+        except BudgetExceeded as exc:
+            outcome = Outcome(termination="partial", reason=str(exc))
         except Exception as exc:  # a crash is a termination like any other
             outcome = Outcome(termination="error", reason=f"{type(exc).__name__}: {exc}"[:500])
         return recorder.record(
@@ -79,6 +94,10 @@ class BenchAgent(ABC):
             trial=trial,
             outcome=outcome,
         )
+
+    def settings(self) -> VariantSettings:
+        """The effective settings this variant runs with (see :mod:`tether.bench.harness`)."""
+        raise NotImplementedError(f"{self.name} has no harness settings")
 
     @abstractmethod
     def execute(

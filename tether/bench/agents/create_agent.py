@@ -1,10 +1,12 @@
-"""Today's strongest alternative: LangChain v1's ``create_agent`` with its middleware.
+"""Today's strongest alternative: LangChain v1's ``create_agent``, recommended and stock.
 
-Configured the way a careful user would: the same step cap as tether (10 model calls, then
-stop with a message), a cap on tool calls, and in-place retries of transient tool failures
-with exponential backoff and jitter, like tether's (3 attempts). The tools are the
-registry's; a transient error envelope is raised so ToolRetryMiddleware can retry it, and
-when retries run out the model is told what failed and may go on.
+``create_agent`` is configured as its docs recommend: ModelCallLimitMiddleware (the harness's
+step cap, then stop with a message), ToolCallLimitMiddleware (as many tool calls), and
+ToolRetryMiddleware / ModelRetryMiddleware for transient failures, the tool retry set from the
+harness's policy (a transient error envelope is raised so the middleware can retry it; when
+retries run out the model is told what failed and may go on). ``create_agent_stock`` has no
+middleware: the step cap is the graph's recursion limit (two super-steps per model call), and
+transient tool failures get the harness's in-place retry around the tools.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
     ToolCallLimitMiddleware,
     ToolRetryMiddleware,
 )
@@ -22,16 +25,16 @@ from langchain_core.messages import AIMessage
 from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphRecursionError
 
-from tether.bench.agents.base import BenchAgent, ChatSettings
+from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether.bench.agents.lc_tools import registry_tools
+from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome
 from tether.bench.scenarios import Scenario
 from tether.errors import TransientToolError
 
-MODEL_CALL_LIMIT = 10
-TOOL_CALL_LIMIT = 10
 RECURSION_LIMIT = 200
+MODEL_RETRIES = 2  # ModelRetryMiddleware's default
 LIMIT_PREFIXES = ("Model call limits exceeded", "Tool call limit")
 
 SYSTEM_PROMPT = (
@@ -43,20 +46,80 @@ SYSTEM_PROMPT = (
 
 
 class CreateAgentAgent(BenchAgent):
-    """create_agent + ModelCallLimit, ToolCallLimit and ToolRetry middleware."""
+    """create_agent with (``middleware=True``) or without its recommended middleware."""
 
     name = "create_agent"
+    guards_budget = True
 
     def __init__(
         self,
         *,
-        model_call_limit: int = MODEL_CALL_LIMIT,
-        tool_call_limit: int = TOOL_CALL_LIMIT,
-        retry_initial_delay: float = 0.5,
+        harness: Harness | None = None,
+        middleware: bool = True,
+        sleep: Sleep | None = None,
     ) -> None:
-        self.model_call_limit = model_call_limit
-        self.tool_call_limit = tool_call_limit
-        self.retry_initial_delay = retry_initial_delay
+        self.harness = harness or Harness()
+        self.middleware = middleware
+        if sleep is not None:
+            self.sleep = sleep
+        if not middleware:
+            self.name = "create_agent_stock"  # type: ignore[misc]
+
+    def build_middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
+        """The recommended middleware, set from the harness (none for the stock variant)."""
+        if not self.middleware:
+            return []
+        h = self.harness
+        delay = h.retry_initial_delay
+        return [
+            ModelCallLimitMiddleware(run_limit=h.step_cap, exit_behavior="end"),
+            ToolCallLimitMiddleware(run_limit=h.step_cap, exit_behavior="continue"),
+            ToolRetryMiddleware(
+                max_retries=h.tool_attempts - 1,
+                retry_on=(TransientToolError,),
+                on_failure="continue",
+                initial_delay=delay,
+                backoff_factor=h.retry_backoff,
+                max_delay=h.retry_max_delay,
+                jitter=True,
+            ),
+            ModelRetryMiddleware(
+                max_retries=MODEL_RETRIES,
+                initial_delay=delay,
+                backoff_factor=h.retry_backoff,
+                max_delay=h.retry_max_delay,
+            ),
+        ]
+
+    @property
+    def recursion_limit(self) -> int:
+        """Stock: model and tools node per step, so 2 x cap super-steps allow cap model calls."""
+        return RECURSION_LIMIT if self.middleware else 2 * self.harness.step_cap
+
+    def settings(self) -> VariantSettings:
+        h, parts = self.harness, {type(m).__name__: m for m in self.build_middleware()}
+        limit = parts.get("ModelCallLimitMiddleware")
+        tools = parts.get("ToolCallLimitMiddleware")
+        retry = parts.get("ToolRetryMiddleware")
+        return VariantSettings(
+            agent=self.name,
+            step_cap=limit.run_limit if limit else self.recursion_limit // 2,  # type: ignore[attr-defined]
+            step_cap_by="ModelCallLimitMiddleware" if limit else "recursion_limit",
+            token_budget=h.token_budget,
+            token_budget_by="harness guard",
+            tool_attempts=(retry.max_retries + 1) if retry else h.tool_attempts,  # type: ignore[attr-defined]
+            retry_delays_s=_delays(retry)
+            if retry
+            else tuple(h.delay(a) for a in range(1, h.tool_attempts)),
+            retry_by="ToolRetryMiddleware" if retry else "harness, around the tools",
+            output_repair="none",
+            model_call_retries=(
+                f"client {h.model_client_retries} + ModelRetryMiddleware {MODEL_RETRIES}"
+                if self.middleware
+                else f"client {h.model_client_retries}"
+            ),
+            tool_call_limit=tools.run_limit if tools else None,  # type: ignore[attr-defined]
+        )
 
     def execute(
         self,
@@ -65,29 +128,20 @@ class CreateAgentAgent(BenchAgent):
         model: ChatOpenAI,
         chat: ChatSettings,
     ) -> Outcome:
-        middleware: list[AgentMiddleware[Any, Any, Any]] = [
-            ModelCallLimitMiddleware(run_limit=self.model_call_limit, exit_behavior="end"),
-            ToolCallLimitMiddleware(run_limit=self.tool_call_limit, exit_behavior="continue"),
-            ToolRetryMiddleware(
-                max_retries=2,
-                retry_on=(TransientToolError,),
-                on_failure="continue",
-                initial_delay=self.retry_initial_delay,
-                backoff_factor=2.0,
-                max_delay=8.0,
-                jitter=True,
-            ),
-        ]
+        tools = registry_tools(
+            registry,
+            raise_transient=self.middleware,
+            harness=self.harness,
+            retry=not self.middleware,
+            sleep=self.sleep,
+        )
         agent = create_agent(
-            model,
-            registry_tools(registry, raise_transient=True),
-            system_prompt=SYSTEM_PROMPT,
-            middleware=middleware,
+            model, tools, system_prompt=SYSTEM_PROMPT, middleware=self.build_middleware()
         )
         try:
             state = agent.invoke(
                 {"messages": [{"role": "user", "content": scenario.task}]},
-                config={"recursion_limit": RECURSION_LIMIT},
+                config={"recursion_limit": self.recursion_limit},
             )
         except GraphRecursionError as exc:
             return Outcome(termination="max_steps", reason=f"recursion limit: {exc}"[:300])
@@ -99,3 +153,11 @@ class CreateAgentAgent(BenchAgent):
         if text.startswith(LIMIT_PREFIXES):
             return Outcome(termination="max_steps", reason=text[:300])
         return Outcome(answer=text, termination="completed", reason="final answer")
+
+
+def _delays(retry: Any) -> tuple[float, ...]:
+    """ToolRetryMiddleware's waits before each retry, without jitter, as it computes them."""
+    return tuple(
+        min(retry.max_delay, retry.initial_delay * retry.backoff_factor ** (a - 1))
+        for a in range(1, retry.max_retries + 1)
+    )

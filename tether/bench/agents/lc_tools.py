@@ -5,15 +5,23 @@ model is shown) and hands the raw arguments to ``registry.invoke``, which valida
 answers with the same envelope tether sees, returned as JSON text. LangChain's own argument
 validation is bypassed on purpose: otherwise a bad argument would be a LangChain exception for
 the baselines and an envelope for tether, and tool behaviour would differ.
+
+Transient failures are retried in place when the harness says so (``attempts`` > 1), with the
+harness's backoff and full jitter, the policy tether applies itself; a framework with its own
+retry (create_agent's ToolRetryMiddleware) gets ``attempts=1`` and ``raise_transient``.
 """
 
 from __future__ import annotations
 
 import json
+import random
+import time
+from collections.abc import Callable
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from tether.bench.harness import Harness
 from tether.errors import TransientToolError
 from tether.tools.envelope import Envelope, error
 from tether.tools.registry import ToolRegistry
@@ -26,12 +34,16 @@ BAD_INPUT_HELP = (
 
 class RegistryTool(BaseTool):
     """One registry tool. ``text_input``: the input is a ReAct Action Input string to decode
-    with ``json.loads``; ``raise_transient``: a transient error envelope is raised as
-    :class:`TransientToolError` so a retry middleware can retry it."""
+    with ``json.loads``; ``raise_transient``: a transient error envelope left after the
+    attempts is raised as :class:`TransientToolError` so a retry middleware can retry it."""
 
     registry: ToolRegistry
     text_input: bool = False
     raise_transient: bool = False
+    harness: Harness = Harness()
+    attempts: int = 1
+    sleep: Callable[[float], None] = time.sleep
+    rng: random.Random = random.Random(0)
 
     def _to_args_and_kwargs(
         self, tool_input: str | dict[str, Any], tool_call_id: str | None
@@ -50,9 +62,18 @@ class RegistryTool(BaseTool):
                 )
             tool_input = parsed
         result = self.registry.invoke(self.name, tool_input)
-        if self.raise_transient and result["status"] == "error" and result["meta"].get("transient"):
+        for attempt in range(1, self.attempts):
+            if not _transient(result):
+                break
+            self.sleep(self.rng.uniform(0, self.harness.delay(attempt)))
+            result = self.registry.invoke(self.name, tool_input)
+        if self.raise_transient and _transient(result):
             raise TransientToolError(result.get("message", "transient failure"))
         return _dump(result)
+
+
+def _transient(result: Envelope) -> bool:
+    return result["status"] == "error" and bool(result["meta"].get("transient"))
 
 
 def _decode(text: str) -> dict[str, Any] | None:
@@ -68,9 +89,16 @@ def _dump(result: Envelope) -> str:
 
 
 def registry_tools(
-    registry: ToolRegistry, *, text_input: bool = False, raise_transient: bool = False
+    registry: ToolRegistry,
+    *,
+    text_input: bool = False,
+    raise_transient: bool = False,
+    harness: Harness | None = None,
+    retry: bool = False,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> list[BaseTool]:
-    """Every tool in ``registry``, wrapped."""
+    """Every tool in ``registry``, wrapped; ``retry``: the harness's in-place retry."""
+    harness = harness or Harness()
     return [
         RegistryTool(
             name=tool.name,
@@ -79,6 +107,10 @@ def registry_tools(
             registry=registry,
             text_input=text_input,
             raise_transient=raise_transient,
+            harness=harness,
+            attempts=harness.tool_attempts if retry else 1,
+            sleep=sleep,
+            rng=random.Random(0),
         )
         for tool in registry.tools()
     ]

@@ -1,18 +1,19 @@
 """tether as benchmarked: the graph with default settings on the world's registry.
 
-Only what every agent shares is set (endpoint, model, temperature, completion cap, timeout).
-Approval gates for side-effecting tools, where the settings have them, are switched off: no
-baseline has a human to ask, and a run that waits for approval would measure nothing.
+Only what every agent shares is set: endpoint, model, temperature, completion cap, timeout,
+and the harness's step cap, token budget and transient-retry policy (tether's own defaults,
+so nothing changes unless the harness does). Approval gates for side-effecting tools are
+switched off: no baseline has a human to ask, and a run that waits would measure nothing.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from langchain_openai import ChatOpenAI
 
 from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome, TerminationKind
 from tether.bench.scenarios import Scenario
@@ -29,29 +30,82 @@ _STATUSES: dict[str, TerminationKind] = {
 
 
 def tether_settings(
-    *, base_url: str, model: str, temperature: float, max_tokens: int, timeout: float
+    *,
+    base_url: str,
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    timeout: float,
+    harness: Harness | None = None,
+    protocol: str | None = None,
 ) -> AgentSettings:
-    """Default AgentSettings with the shared chat parameters (and no approval gates)."""
+    """Default AgentSettings with the shared chat parameters, the harness, no approval gates."""
+    h = harness or Harness()
     values: dict[str, Any] = {
         "base_url": base_url,
         "model": model,
         "temperature": temperature,
         "max_tokens": max_tokens,
         "request_timeout": timeout,
+        "max_iters": h.step_cap,
+        "token_budget": h.token_budget,
+        "tool_attempts": h.tool_attempts,
+        "retry_base_delay": h.retry_initial_delay,
+        "retry_max_delay": h.retry_max_delay,
     }
+    if protocol is not None:
+        values["protocol"] = protocol
     if "approval_tools" in AgentSettings.model_fields:
         values["approval_tools"] = []
     return load_settings(**values)
 
 
 class TetherAgent(BenchAgent):
-    """tether's loop: budgets, breaker, retries in place, repair of the model's JSON."""
+    """tether's loop: budgets, breaker, retries in place, repair of the model's output."""
 
     name = "tether"
 
-    def __init__(self, *, sleep: Sleep = time.sleep, seed: int = 0) -> None:
-        self.sleep = sleep
+    def __init__(
+        self,
+        *,
+        harness: Harness | None = None,
+        sleep: Sleep | None = None,
+        seed: int = 0,
+        protocol: str | None = None,
+    ) -> None:
+        self.harness = harness or Harness()
+        if sleep is not None:
+            self.sleep = sleep
         self.seed = seed
+        self.protocol = protocol
+
+    def settings(self) -> VariantSettings:
+        s = tether_settings(
+            base_url="http://127.0.0.1:1/v1",
+            model="m",
+            temperature=0.0,
+            max_tokens=1,
+            timeout=1.0,
+            harness=self.harness,
+            protocol=self.protocol,
+        )
+        ceiling = [
+            min(s.retry_max_delay, s.retry_base_delay * 2 ** (a - 1))
+            for a in range(1, s.tool_attempts)
+        ]
+        return VariantSettings(
+            agent=self.name,
+            step_cap=s.max_iters,
+            step_cap_by="max_iters",
+            token_budget=s.token_budget,
+            token_budget_by="token_budget",
+            tool_attempts=s.tool_attempts,
+            retry_delays_s=tuple(ceiling),
+            retry_by="tether (full jitter)",
+            output_repair=f"tether parser ({s.protocol})",
+            model_call_retries=f"client {self.harness.model_client_retries}",
+            tool_call_limit=None,
+        )
 
     def execute(
         self,
@@ -66,6 +120,8 @@ class TetherAgent(BenchAgent):
             temperature=chat.temperature,
             max_tokens=chat.max_tokens,
             timeout=chat.timeout,
+            harness=self.harness,
+            protocol=self.protocol,
         )
         graph = build_graph(
             settings, model=model, registry=registry, sleep=self.sleep, seed=self.seed

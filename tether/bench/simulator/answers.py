@@ -35,6 +35,8 @@ def final_answer(scenario: Scenario, facts: list[str], subject: str | None) -> s
     zh = scenario.language == "zh"
     listed = ("；" if zh else "; ").join(facts)
     if scenario.expected_termination == "stopped_early":
+        if "no-suitable-tool" in scenario.tags:  # the plan's own reason for stopping
+            return no_tool(scenario, "do this")
         if zh:
             return f"无法完成这个请求（{listed}）。"
         return f"I cannot complete this request ({listed})."

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from tether.bench.agents.agent_executor import AgentExecutorAgent
 from tether.bench.agents.base import ChatSettings
+from tether.bench.harness import Harness
 from tether.bench.scenarios import Scenario, load_scenarios
 from tether.bench.simulator.core import LatencyModel, Simulator
 from tether.bench.simulator.personas import Persona, persona
@@ -51,7 +52,7 @@ def calibrate(
 ) -> Calibration:
     """Run AgentExecutor (step cap 10) on each scenario and trial; return its figures."""
     simulator = Simulator(scenarios, seed=seed, persona=model, latency=LatencyModel.instant())
-    agent = AgentExecutorAgent(max_iterations=STEP_CAP)
+    agent = AgentExecutorAgent(harness=Harness(step_cap=STEP_CAP, token_budget=10**7))
     asked = ok = 0
     steps: list[int] = []
     with SimulatorServer(simulator) as server, WorldFactory() as worlds:

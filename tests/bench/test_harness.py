@@ -1,0 +1,113 @@
+"""Harness parity: every variant runs with the same step cap, token budget and retry policy."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, LLMResult
+
+from tether.bench.agents import VARIANTS, make_agent
+from tether.bench.agents.base import ChatSettings
+from tether.bench.harness import (
+    BudgetExceeded,
+    Harness,
+    TokenBudgetGuard,
+    effective_settings,
+    settings_table,
+)
+from tether.bench.instrument import RecordingRegistry, RunRecorder
+from tether.bench.scenarios import Scenario
+from tether.bench.worlds import WorldFactory
+from tether.testing import ScriptedChatModel
+
+ODD = Harness(step_cap=4, token_budget=12_345, tool_attempts=4, retry_initial_delay=0.25)
+
+
+@pytest.mark.parametrize("harness", [Harness(), ODD], ids=["default", "odd"])
+def test_every_variant_reads_back_the_harness_numbers(harness: Harness) -> None:
+    rows = {r.agent: r for r in effective_settings(harness)}
+    assert set(rows) == set(VARIANTS)
+    waits = tuple(harness.delay(a) for a in range(1, harness.tool_attempts))
+    for row in rows.values():
+        assert row.step_cap == harness.step_cap, row
+        assert row.token_budget == harness.token_budget, row
+        assert row.tool_attempts == harness.tool_attempts, row
+        assert row.retry_delays_s == waits, row
+    assert rows["agent_executor"].output_repair != rows["agent_executor_stock"].output_repair
+    assert rows["create_agent"].tool_call_limit == harness.step_cap
+    assert rows["create_agent_stock"].tool_call_limit is None
+
+
+def test_the_table_has_a_row_per_variant() -> None:
+    text = settings_table()
+    assert all(f"| {name} |" in text for name in VARIANTS)
+
+
+def _result(total: int) -> LLMResult:
+    message = AIMessage(
+        content="x",
+        usage_metadata={"input_tokens": total, "output_tokens": 0, "total_tokens": total},
+    )
+    return LLMResult(generations=[[ChatGeneration(message=message)]])
+
+
+def test_the_budget_guard_stops_once_the_total_is_exceeded() -> None:
+    guard = TokenBudgetGuard(100)
+    guard.on_llm_end(_result(60))
+    guard.on_llm_end(_result(40))  # exactly at the budget: tether too goes on
+    with pytest.raises(BudgetExceeded, match="spent 101"):
+        guard.on_llm_end(_result(1))
+
+
+def _looping_model(n: int, react: bool) -> ScriptedChatModel:
+    """A model that asks for the same lookup forever (more replies than any cap)."""
+    if react:
+        reply = 'Thought: look\nAction: query_order\nAction Input: {"order_id": "ORD-2024-001"}'
+        return ScriptedChatModel(responses=[reply] * n)
+    call = {"name": "query_order", "args": {"order_id": "ORD-2024-001"}, "id": "c"}
+    return ScriptedChatModel(
+        responses=[AIMessage(content="", tool_calls=[{**call, "id": f"c{i}"}]) for i in range(n)]
+    )
+
+
+@pytest.mark.parametrize("variant", ["agent_executor", "create_agent", "create_agent_stock"])
+def test_baselines_stop_at_the_step_cap(variant: str, worlds: WorldFactory) -> None:
+    harness = Harness(step_cap=4, token_budget=10**9)
+    agent = make_agent(variant, harness)
+    model = _looping_model(20, react=variant.startswith("agent_executor"))
+    scenario = Scenario(
+        id="loop", category="db", language="en", task="Status of ORD-2024-001?", gold_answer="x"
+    )
+    chat = ChatSettings(base_url="http://127.0.0.1:9/v1", model="unused")
+    with worlds.fresh() as world:
+        registry = RecordingRegistry.wrap(world.registry(), RunRecorder())
+        outcome = agent.execute(scenario, registry, model, chat)  # type: ignore[arg-type]
+    assert outcome.termination == "max_steps", outcome
+    assert len(model.calls) == harness.step_cap
+
+
+def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) -> None:
+    agent = make_agent("agent_executor", Harness(token_budget=1))
+
+    def spend(*_: Any) -> Any:
+        guard = TokenBudgetGuard(agent.harness.token_budget)
+        guard.on_llm_end(_result(2))
+
+    monkeypatch.setattr(agent, "execute", spend)
+    scenario = Scenario(id="b", category="db", language="en", task="t", gold_answer="x")
+    with worlds.fresh() as world:
+        record = agent.run(
+            scenario, world, ChatSettings(base_url="http://127.0.0.1:9/v1", model="m")
+        )
+    assert record.termination == "partial" and "token budget 1" in record.termination_reason
+
+
+def test_budget_stops_are_not_logged_as_callback_errors(caplog: pytest.LogCaptureFixture) -> None:
+    logger = logging.getLogger("langchain_core.callbacks.manager")
+    with caplog.at_level(logging.WARNING):
+        logger.warning("Error in %s.%s callback: %s", "TokenBudgetGuard", "on_llm_end", "x")
+        logger.warning("Error in %s.%s callback: %s", "OtherHandler", "on_llm_end", "y")
+    assert [r.args[0] for r in caplog.records] == ["OtherHandler"]  # type: ignore[index]
