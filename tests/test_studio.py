@@ -12,6 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tether import AgentSettings
+
 pytestmark = pytest.mark.server
 ROOT = Path(__file__).parent.parent
 
@@ -93,7 +95,7 @@ def test_the_sdk_client_sees_an_input_form_and_the_settings_in_force(studio: str
     assert "status" in schemas["state_schema"]["properties"]
     settings = schemas["context_schema"]["properties"]
     assert settings["max_iters"]["default"] == 10
-    assert settings["token_budget"]["default"] == 18000
+    assert settings["token_budget"]["default"] == AgentSettings().token_budget
 
 
 def test_streamed_messages_are_the_models_tokens_not_the_prompt(studio: str) -> None:

@@ -72,7 +72,11 @@ class AgentSettings(BaseSettings):
     # --- loop policy ----------------------------------------------------------------------
     max_iters: int = Field(10, ge=1, description="Model calls before the run stops (max_steps).")
     token_budget: int = Field(
-        18000, ge=1, description="Total tokens (server-reported) a run may spend (partial)."
+        28000,
+        ge=1,
+        description="Total tokens (server-reported) a run may spend (partial). 28000 fits "
+        "the benchmark's longest gold flow (5 calls, 12 tools listed) for every agent; the "
+        "design note's 18000 did not.",
     )
     breaker_failures: int = Field(
         3, ge=1, description="Consecutive failed steps that open the circuit breaker (failed)."
