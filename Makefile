@@ -3,7 +3,7 @@
 TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
 UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
 
-.PHONY: setup run test test-fast lint
+.PHONY: setup run test test-fast lint soak
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet "uv>=0.9"
@@ -19,10 +19,17 @@ lint: setup
 	$(UV) run ruff format --check .
 	$(UV) run mypy tether
 
-# Everything: servers, PostgreSQL, spawned CLIs, notebooks, the benchmark harness.
+# Everything: servers, PostgreSQL, spawned CLIs, notebooks, the benchmark harness; one
+# worker per core, each test file on one worker (its servers start once).
 test: lint
-	$(UV) run pytest
+	$(UV) run pytest -n 2 --dist loadfile
 
 # The core in well under a minute: no servers, no spawned processes, no notebooks, no bench.
 test-fast: setup
 	$(UV) run pytest -q -m "not slow and not server and not postgres and not bench"
+
+# The long soak behind the reliability figures in the README (about an hour on 2 cores):
+# 10,000 generated runs, 1,000 faulted payment flows, 100 SIGKILLs with resume.
+soak: setup
+	SOAK_EXAMPLES=10000 SOAK_FLOWS=1000 SOAK_KILLS=100 $(UV) run pytest -q --timeout 3600 \
+		tests/test_untrusted.py tests/test_payment_flows.py tests/test_kill_resume.py

@@ -4,8 +4,9 @@ Same model, same tools, one run, judged on the world's final state (see docs/ben
 Programmatic use::
 
     from tether.bench import BackendSpec, RunPlan, load_scenarios, run_benchmark, write_report
+    from tether.bench.scenarios import SCENARIO_PATH  # shipped with the package
 
-    scenarios = load_scenarios("scenarios/bench.jsonl")
+    scenarios = load_scenarios(SCENARIO_PATH)
     plan = RunPlan(agents=["tether", "agent_executor", "create_agent"], scenarios=scenarios)
     result = run_benchmark(plan, BackendSpec(kind="sim", seed=0).create(scenarios))
     write_report(result, "bench-out")

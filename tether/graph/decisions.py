@@ -17,6 +17,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from tenacity import RetryCallState, wait_exponential
 
+from tether.graph import side_effects
 from tether.graph.rules import Rule
 from tether.llm.toolpick import context_text, select_tools
 from tether.settings import AgentSettings
@@ -120,54 +121,13 @@ def gate(
     on the ``repeat_limit``-th identical call; ask first when approval is needed; else run."""
     fingerprint = proposal.get("fingerprint", "")
     record = state.get("calls", {}).get(call_key(fingerprint))
-    if record is not None and not is_replay_of_unresolved(state, fingerprint):
+    if record is not None and not side_effects.is_replay_of_unresolved(state, fingerprint):
         outcomes = record["outcomes"]
         if len(outcomes) >= 2 and all(kind in FAILURE_KINDS for kind in outcomes[-2:]):
             return "refuse"
         if record["runs"] >= settings.repeat_limit - 1:
             return "repeat"
     return "approve" if approval_rule(tool, settings) else "run"
-
-
-def is_replay_of_unresolved(state: AgentState, fingerprint: str) -> bool:
-    """The same call as a side effect whose outcome is unknown: replaying it (side-effecting
-    tools are idempotent per run) is how the outcome becomes known, so no repeat or refuse
-    rule may block it."""
-    unresolved = state.get("unresolved")
-    return unresolved is not None and unresolved.get("fingerprint") == fingerprint
-
-
-def unresolved_after(
-    state: AgentState, proposal: Proposal, record: StepRecord, side_effects: bool
-) -> Proposal | None:
-    """The side effect whose outcome is unknown after this step: a side-effecting call that
-    failed transiently becomes unknown; any other outcome of the same call settles it."""
-    current = state.get("unresolved")
-    if proposal["kind"] != "action":
-        return current
-    if side_effects and record["kind"] == "transient":
-        return {k: v for k, v in proposal.items() if k not in ("gate", "raw")}  # type: ignore[return-value]
-    if current is not None and current.get("fingerprint") == record["fingerprint"]:
-        return None
-    return current
-
-
-def must_resolve_first(
-    verdict: Verdict | None, unresolved: Proposal | None, resolving: bool
-) -> bool:
-    """A run about to end with a side effect of unknown outcome replays it first (once per
-    stop: a replay that fails again ends the run, and the reason says so)."""
-    return verdict is not None and unresolved is not None and not resolving
-
-
-def unknown_outcome_note(unresolved: Proposal | None) -> str:
-    """What the reason adds when a run ends with a side effect still of unknown outcome."""
-    if unresolved is None:
-        return ""
-    return (
-        f"; the outcome of {unresolved.get('tool')} {unresolved.get('fingerprint', '')} is "
-        "unknown: it failed transiently, and a replay with the same arguments settles it"
-    )
 
 
 NOT_AN_OUTCOME = frozenset({"refused", "repeat"})

@@ -12,6 +12,7 @@ from typing import Any
 
 from tether.graph import decisions
 from tether.graph.decisions import NOT_AN_OUTCOME
+from tether.graph.side_effects import must_resolve_first, unknown_outcome_note, unresolved_after
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -22,6 +23,7 @@ from tether.state import (
     CallEvent,
     Proposal,
     RuleVerdict,
+    StepRecord,
     ToolResult,
     ToolResultEntry,
     Verdict,
@@ -62,23 +64,10 @@ def close_step(
         "hints": outcome.hints,
         "tool_attempts": 0,
     }
-    fingerprint = record["fingerprint"]
-    if proposal["kind"] == "action" and fingerprint:
-        key = call_key(fingerprint)
-        events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
-        if record["kind"] not in NOT_AN_OUTCOME:
-            events.append({"key": key, "outcome": record["kind"]})
-        update["calls"] = events
-    if result is not None and proposal["kind"] == "action":
-        entry: ToolResultEntry = {
-            "step": step,
-            "tool": proposal.get("tool", ""),
-            "arguments": proposal.get("arguments", {}),
-            "result": result,
-            "tokens": 0,
-        }
-        entry["tokens"] = counter.count(result_text(entry))
-        update["tool_buffer"] = windowed([entry], settings.tool_window)
+    if proposal["kind"] == "action":
+        update |= _call_memory(record, first_run)
+        if result is not None:
+            update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
     emit(
         step,
         "decision",
@@ -92,9 +81,9 @@ def close_step(
             "hints": outcome.hints,
         },
     )
-    unresolved = decisions.unresolved_after(state, proposal, record, side_effects)
+    unresolved = unresolved_after(state, proposal, record, side_effects)
     update |= {"unresolved": unresolved, "resolving": False}
-    if decisions.must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
+    if must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
         assert unresolved is not None
         emit(
             step,
@@ -108,9 +97,40 @@ def close_step(
     return update
 
 
+def _call_memory(record: StepRecord, first_run: bool) -> dict[str, Any]:
+    """The ``calls`` update: the call ran (once per step), and how it fared."""
+    fingerprint = record["fingerprint"]
+    if not fingerprint:
+        return {}
+    key = call_key(fingerprint)
+    events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
+    if record["kind"] not in NOT_AN_OUTCOME:
+        events.append({"key": key, "outcome": record["kind"]})
+    return {"calls": events}
+
+
+def _result_entry(
+    step: int,
+    proposal: Proposal,
+    result: ToolResult,
+    counter: TokenCounter,
+    settings: AgentSettings,
+) -> Any:
+    """The tool buffer's new entry, its tokens counted once, here."""
+    entry: ToolResultEntry = {
+        "step": step,
+        "tool": proposal.get("tool", ""),
+        "arguments": proposal.get("arguments", {}),
+        "result": result,
+        "tokens": 0,
+    }
+    entry["tokens"] = counter.count(result_text(entry))
+    return windowed([entry], settings.tool_window)
+
+
 def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> dict[str, Any]:
     """The outcome fields for a run that stops here (and the trace's finish event)."""
-    reason = verdict["reason"] + decisions.unknown_outcome_note(state.get("unresolved"))
+    reason = verdict["reason"] + unknown_outcome_note(state.get("unresolved"))
     emit(
         state.get("steps", 0),
         "finish",
