@@ -139,3 +139,15 @@ def test_the_tether_command_works_without_the_world_and_bench_extras() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert "run" in done.stdout and "world" in done.stdout
+
+
+def test_the_studio_graphs_open_no_database_when_imported() -> None:
+    done = python(
+        """
+        import json, sys
+        import tether.studio, tether.world.studio
+        print(json.dumps([m for m in ("sqlalchemy", "tether.world.world") if m in sys.modules]))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
