@@ -21,6 +21,24 @@ from tether.memory.tokens import TiktokenCounter, count_messages
 from tether.state import TraceEvent
 
 
+def as_result(reply: str | AIMessage, messages: list[BaseMessage], *, usage: bool) -> ChatResult:
+    """A reply as a chat result: with usage counted by tiktoken when it carries none (as a
+    server would report it), or with no usage at all when ``usage`` is False."""
+    message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
+    if not usage:
+        message.usage_metadata = None
+    elif message.usage_metadata is None:
+        counter = TiktokenCounter()
+        prompt = count_messages(counter, messages)
+        output = counter.count(message.text)
+        message.usage_metadata = {
+            "input_tokens": prompt,
+            "output_tokens": output,
+            "total_tokens": prompt + output,
+        }
+    return ChatResult(generations=[ChatGeneration(message=message)])
+
+
 class ScriptedCall(dict[str, Any]):
     """One recorded call: ``messages`` (what the model saw) and ``kwargs`` (temperature...)."""
 
@@ -93,19 +111,7 @@ class ScriptedChatModel(BaseChatModel):
             reply = self.responses[self._index]
             self._index += 1
             self.calls.append(ScriptedCall(messages=list(messages), kwargs=dict(kwargs)))
-        message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
-        if self.usage and message.usage_metadata is None:
-            counter = TiktokenCounter()
-            prompt = count_messages(counter, messages)
-            output = counter.count(message.text)
-            message.usage_metadata = {
-                "input_tokens": prompt,
-                "output_tokens": output,
-                "total_tokens": prompt + output,
-            }
-        elif not self.usage:
-            message.usage_metadata = None
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return as_result(reply, messages, usage=self.usage)
 
     def bind_tools(
         self, tools: Sequence[dict[str, Any] | type | BaseTool | Any], **kwargs: Any
@@ -158,15 +164,4 @@ class FunctionChatModel(BaseChatModel):
     ) -> ChatResult:
         if self.latency:
             time.sleep(self.latency)
-        reply = self.fn(list(messages))
-        message = reply.model_copy() if isinstance(reply, AIMessage) else AIMessage(reply)
-        if message.usage_metadata is None:
-            counter = TiktokenCounter()
-            prompt = count_messages(counter, messages)
-            output = counter.count(message.text)
-            message.usage_metadata = {
-                "input_tokens": prompt,
-                "output_tokens": output,
-                "total_tokens": prompt + output,
-            }
-        return ChatResult(generations=[ChatGeneration(message=message)])
+        return as_result(self.fn(list(messages)), messages, usage=True)
