@@ -26,7 +26,7 @@ test: lint
 
 # The core in well under a minute: no servers, no spawned processes, no notebooks, no bench.
 test-fast: setup
-	$(UV) run pytest -q -m "not slow and not server and not postgres and not bench"
+	$(UV) run pytest -q -n 2 -m "not slow and not server and not postgres and not bench"
 
 # The long soak behind the reliability figures in the README (about an hour on 2 cores):
 # 10,000 generated runs, 1,000 faulted payment flows, 100 SIGKILLs with resume.

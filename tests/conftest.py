@@ -15,7 +15,13 @@ from tether.testing import ScriptedChatModel, run_traced
 
 # `make test-fast` runs the core: -m "not slow and not server and not postgres and not bench".
 # Modules mark themselves (pytestmark); these are marked here by path.
-SLOW_MODULES = {"test_resume.py", "test_runner.py"}  # spawn processes
+SLOW_MODULES = {  # spawn processes, or run whole faulted flows against the world
+    "test_resume.py",
+    "test_runner.py",
+    "test_cli.py",
+    "test_kill_resume.py",
+    "test_payment_flows.py",
+}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
