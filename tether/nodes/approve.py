@@ -23,8 +23,8 @@ from tether.llm.parsing import fingerprint
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
-from tether.state import AgentState, Proposal, ToolResult
-from tether.tools.envelope import LOOP_ORIGIN
+from tether.state import AgentState, Proposal
+from tether.tools.envelope import LOOP_ORIGIN, error_envelope
 
 
 class Approve(Node):
@@ -43,11 +43,7 @@ class Approve(Node):
         emit(state["steps"], "approval", _detail(decision))
         if decision["type"] == "reject":
             message = f"The operator rejected this call: {decision.get('message', '')}"
-            result: ToolResult = {
-                "status": "error",
-                "message": message,
-                "meta": {"error_type": "rejected", "transient": False, "origin": LOOP_ORIGIN},
-            }
+            result = error_envelope(message, error_type="rejected", origin=LOOP_ORIGIN)
             counter = self.deps.counter_for(settings)
             closed = close_step(state, settings, counter, proposal=proposal, result=result)
             return {"result": result} | closed

@@ -7,8 +7,8 @@ from typing import Any
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
-from tether.state import AgentState, ToolResult
-from tether.tools.envelope import LOOP_ORIGIN
+from tether.state import AgentState
+from tether.tools.envelope import LOOP_ORIGIN, error_envelope
 
 
 class Refuse(Node):
@@ -20,11 +20,7 @@ class Refuse(Node):
             f"Refused: {proposal.get('tool')} with these exact arguments failed on its last two "
             "runs and was not run again. Use another tool, or change the arguments."
         )
-        result: ToolResult = {
-            "status": "error",
-            "message": message,
-            "meta": {"error_type": "refused", "transient": False, "origin": LOOP_ORIGIN},
-        }
+        result = error_envelope(message, error_type="refused", origin=LOOP_ORIGIN)
         emit(
             state["steps"],
             "refused",

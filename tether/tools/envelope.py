@@ -58,4 +58,4 @@ def error_envelope(message: str, *, error_type: ErrorType = "tool_error", **meta
 
 
 error = error_envelope
-"""The loop's nodes still import this name for their own envelopes (refused, rejected)."""
+"""The older name, still used by the benchmark's LangChain tool adapter."""
