@@ -201,11 +201,12 @@ def test_runs_list_shows_full_ids_and_json(tmp_path: Path) -> None:
 
 def test_a_resumed_runs_token_count_continues(tmp_path: Path) -> None:
     from tether.cli.run import drive
+    from tether.cli.run_options import RunOptions
 
     store, world = waiting_run(tmp_path)
     with open_run_store(store) as run_store, World.create(world) as w:
         agent = Agent(AgentSettings(), store=run_store, registry=w.registry())
-        result, printer = drive(agent, None, "pay-1", None, as_json=False)
+        result, printer = drive(agent, RunOptions(thread="pay-1"))
     spent = result.state["usage"]["total_tokens"]
     assert isinstance(printer, TracePrinter) and spent > 0 and printer.tokens == spent
 
