@@ -19,21 +19,34 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Any
 
 import sqlalchemy as sa
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 from sqlalchemy.engine import Engine
 
 from tether.world import db
 from tether.world.faults import FaultInjector
-from tether.world.fields import STRICT, OrderId, ProductRef, Reason, UserId
 from tether.world.money import fmt_cents, from_cents, to_cents
+from tether.world.order_args import (
+    CancelOrderArgs,
+    FindUserArgs,
+    ListUserOrdersArgs,
+    OrderArgs,
+    ProductArgs,
+    UpdateAddressArgs,
+)
+from tether.world.order_views import (
+    cannot_cancel,
+    cannot_readdress,
+    item_view,
+    shipping_view,
+    user_view,
+)
 from tether.world.pricing import shipping_fee, shipping_zone
 from tether.world.queries import (
     Row,
-    address_view,
     get_order,
     iso,
     order_items,
@@ -43,7 +56,6 @@ from tether.world.queries import (
 )
 from tether.world.toolkit import ToolProblem, make_tool, refused
 
-OrderStatus = Literal["pending", "paid", "shipped", "delivered", "cancelled"]
 ALLOWED_ACTIONS: dict[str, list[str]] = {
     "pending": ["pay_order", "cancel_order", "update_shipping_address"],
     "paid": ["refund_payment", "update_shipping_address"],
@@ -51,93 +63,6 @@ ALLOWED_ACTIONS: dict[str, list[str]] = {
     "delivered": [],
     "cancelled": [],
 }
-
-
-# --- schemas ----------------------------------------------------------------------------------
-class OrderArgs(BaseModel):
-    model_config = STRICT
-    order_id: OrderId
-
-
-class FindUserArgs(BaseModel):
-    model_config = STRICT
-    email: str | None = Field(
-        None,
-        max_length=200,
-        description="The customer's email address, exact (case ignored) / 客户邮箱（完全匹配，"
-        "不区分大小写）. Give this, or name and postcode.",
-    )
-    name: str | None = Field(
-        None,
-        max_length=100,
-        description="Full name as registered, as the task gives it / 注册姓名（全名）. "
-        "Use together with postcode.",
-    )
-    postcode: str | None = Field(
-        None,
-        max_length=16,
-        description="Postcode of the customer's address / 收货地址邮编. Use together with name.",
-    )
-
-
-class ListUserOrdersArgs(BaseModel):
-    model_config = STRICT
-    user_id: UserId
-    status: OrderStatus | None = Field(
-        None,
-        description="Only orders with this status: pending, paid, shipped, delivered or "
-        "cancelled; omit for all / 按订单状态筛选，不填则返回全部",
-    )
-    limit: int = Field(
-        20, ge=1, le=100, description="Most orders to return, 1-100, newest first / 最多返回条数"
-    )
-
-
-class ProductArgs(BaseModel):
-    model_config = STRICT
-    product_id: ProductRef
-
-
-class CancelOrderArgs(BaseModel):
-    model_config = STRICT
-    order_id: OrderId
-    reason: Reason = "customer request"
-
-
-class UpdateAddressArgs(BaseModel):
-    model_config = STRICT
-    order_id: OrderId
-    address_line: str = Field(
-        min_length=1,
-        max_length=200,
-        description="Street, number, building and room, as the customer gives them / "
-        "街道门牌及楼栋房间号",
-    )
-    city: str = Field(min_length=1, max_length=64, description="City / 城市")
-    province: str = Field(
-        min_length=1,
-        max_length=64,
-        description="Province or state / 省份或州",
-    )
-    postcode: str = Field(
-        min_length=3,
-        max_length=16,
-        description="Postcode; 6 digits for China / 邮编，中国为6位数字",
-    )
-    country: str = Field(
-        "CN",
-        pattern=r"^[A-Za-z]{2}$",
-        description="ISO 3166 two-letter country code, e.g. CN, US, GB / 两位国家代码，默认 CN",
-    )
-    recipient_name: str | None = Field(
-        None, min_length=1, max_length=100, description="New recipient; omit to keep / 收件人"
-    )
-    phone: str | None = Field(
-        None,
-        pattern=r"^\+?[0-9][0-9 -]{5,30}$",
-        description="New contact phone, digits, spaces, dashes, optional leading + ; omit to "
-        "keep / 联系电话",
-    )
 
 
 # --- tools ------------------------------------------------------------------------------------
@@ -177,13 +102,13 @@ class OrderTools:
             "created_at": iso(order["created_at"]),
             "user_id": order["user_id"],
             "member_tier": order["member_tier"],
-            "items": [_item_view(item) for item in items],
+            "items": [item_view(item) for item in items],
             "currency": order["currency"],
             "subtotal": fmt_cents(order["subtotal_cents"]),
             "coupon_code": order["coupon_code"],
             "shipping_fee": fmt_cents(order["shipping_fee_cents"]),
             "total_weight_kg": str(order_weight_kg(items)),
-            "shipping_address": _shipping_view(order),
+            "shipping_address": shipping_view(order),
             "tracking_no": order["tracking_no"],
             "shipped_at": iso(order["shipped_at"]),
             "delivered_at": iso(order["delivered_at"]),
@@ -222,7 +147,7 @@ class OrderTools:
             raise ToolProblem("Give the customer's email, or both their full name and postcode.")
         with self._engine.connect() as conn:
             rows = conn.execute(sa.select(db.users).where(where).order_by(db.users.c.id))
-            users = [_user_view(dict(row)) for row in rows.mappings()]
+            users = [user_view(dict(row)) for row in rows.mappings()]
         if not users:
             raise ToolProblem(missing)
         return {"count": len(users), "users": users}
@@ -319,7 +244,7 @@ class OrderTools:
         with self._engine.begin() as conn:
             order = _require_order(conn, order_id)
             if order["status"] != "pending":
-                raise refused(_cannot_cancel(conn, order), status=order["status"])
+                raise refused(cannot_cancel(conn, order), status=order["status"])
             now = utcnow()
             conn.execute(
                 db.orders.update()
@@ -354,56 +279,29 @@ class OrderTools:
         fee is recomputed for the new address; a paid order may only move to an address with
         the same fee. 修改未发货订单的收货地址。"""
         country = country.upper()
-        if country == "CN" and not (postcode.isdigit() and len(postcode) == 6):
-            raise ToolProblem(
-                f"Chinese postcodes have exactly 6 digits, e.g. 200031; got {postcode!r}. Ask "
-                "the customer for the correct postcode."
-            )
+        _check_postcode(country, postcode)
+        address = {
+            "country": country,
+            "province": province,
+            "city": city,
+            "address_line": address_line,
+            "postcode": postcode,
+        }
+        contact = {"recipient_name": recipient_name, "phone": phone}
         with self._engine.begin() as conn:
             order = _require_order(conn, order_id)
             status = order["status"]
             if status not in ("pending", "paid"):
-                raise refused(_cannot_readdress(order), status=status)
-            items = order_items(conn, order_id)
-            new_fee = shipping_fee(
-                order_weight_kg(items),
-                shipping_zone(country, province),
-                from_cents(order["subtotal_cents"]),
-            ).fee
-            old_fee = from_cents(order["shipping_fee_cents"])
-            if status == "paid" and new_fee != old_fee:
-                raise refused(
-                    f"Order {order_id} is already paid with a shipping fee of {old_fee} CNY; the "
-                    f"new address would cost {new_fee} CNY to ship, and the fee of a paid order "
-                    "cannot change. Only an address with the same fee is possible, or refund the "
-                    "order and place it again.",
-                    status=status,
-                )
-            values = {
-                "country": country,
-                "province": province,
-                "city": city,
-                "address_line": address_line,
-                "postcode": postcode,
-                "shipping_fee_cents": to_cents(new_fee),
-                "updated_at": utcnow(),
-            }
-            if recipient_name:
-                values["recipient_name"] = recipient_name
-            if phone:
-                values["phone"] = phone
-            changed = conn.execute(
-                db.orders.update()
-                .where(db.orders.c.id == order_id, db.orders.c.status == status)
-                .values(**values)
-            )
-            if changed.rowcount != 1:
-                raise ToolProblem(f"Order {order_id} changed meanwhile; query it and try again.")
+                raise refused(cannot_readdress(order), status=status)
+            fee = _new_shipping_fee(conn, order, country, province)
+            changes = {"shipping_fee_cents": to_cents(fee), "updated_at": utcnow()}
+            given = {key: value for key, value in contact.items() if value}  # omitted: kept
+            _update_unless_changed(conn, order, address | changes | given)
             updated = _require_order(conn, order_id)
         return {
             "order_id": order_id,
             "status": status,
-            "shipping_address": _shipping_view(updated),
+            "shipping_address": shipping_view(updated),
             "shipping_fee": fmt_cents(updated["shipping_fee_cents"]),
             "previous_shipping_fee": fmt_cents(order["shipping_fee_cents"]),
         }
@@ -421,65 +319,44 @@ def _require_order(conn: sa.Connection, order_id: str) -> Row:
     return order
 
 
-def _cannot_cancel(conn: sa.Connection, order: Row) -> str:
-    oid, status = order["id"], order["status"]
-    if status == "paid":
-        paid = [p["id"] for p in payments_for(conn, oid) if p["status"] == "succeeded"]
-        payment = f" ({paid[-1]})" if paid else ""
-        return (
-            f"Order {oid} has been paid{payment}; a paid order is cancelled by refunding its "
-            "payment with refund_payment, which also cancels the order."
+def _check_postcode(country: str, postcode: str) -> None:
+    """Chinese postcodes are checked before the database is touched: a typo is the model's to
+    fix with the customer, not a refusal."""
+    if country == "CN" and not (postcode.isdigit() and len(postcode) == 6):
+        raise ToolProblem(
+            f"Chinese postcodes have exactly 6 digits, e.g. 200031; got {postcode!r}. Ask "
+            "the customer for the correct postcode."
         )
-    if status == "shipped":
-        return (
-            f"Order {oid} shipped on {iso(order['shipped_at'])} (tracking "
-            f"{order['tracking_no']}); a shipped order cannot be cancelled. The customer can "
-            "return it once it is delivered."
+
+
+def _new_shipping_fee(conn: sa.Connection, order: Row, country: str, province: str) -> Decimal:
+    """The order's fee to the new address; a paid order's fee cannot change, so a different
+    fee is refused with what would work instead."""
+    order_id, status = order["id"], order["status"]
+    new_fee = shipping_fee(
+        order_weight_kg(order_items(conn, order_id)),
+        shipping_zone(country, province),
+        from_cents(order["subtotal_cents"]),
+    ).fee
+    old_fee = from_cents(order["shipping_fee_cents"])
+    if status == "paid" and new_fee != old_fee:
+        raise refused(
+            f"Order {order_id} is already paid with a shipping fee of {old_fee} CNY; the "
+            f"new address would cost {new_fee} CNY to ship, and the fee of a paid order "
+            "cannot change. Only an address with the same fee is possible, or refund the "
+            "order and place it again.",
+            status=status,
         )
-    if status == "delivered":
-        return (
-            f"Order {oid} was delivered on {iso(order['delivered_at'])}; it cannot be "
-            "cancelled. The customer can start a return instead."
-        )
-    return f"Order {oid} is already cancelled; there is nothing to cancel."
+    return new_fee
 
 
-def _cannot_readdress(order: Row) -> str:
-    oid, status = order["id"], order["status"]
-    if status in ("shipped", "delivered"):
-        return (
-            f"Order {oid} is {status} (shipped on {iso(order['shipped_at'])}); the parcel is "
-            "with the carrier, so its address can no longer be changed."
-        )
-    return f"Order {oid} is cancelled; a cancelled order has no shipment to re-address."
-
-
-def _item_view(item: Row) -> dict[str, Any]:
-    return {
-        "sku": item["sku"],
-        "product_id": item["product_id"],
-        "name_zh": item["name_zh"],
-        "name_en": item["name_en"],
-        "attributes": item["attributes"],
-        "quantity": item["quantity"],
-        "unit_price": fmt_cents(item["unit_price_cents"]),
-        "line_total": fmt_cents(item["unit_price_cents"] * item["quantity"]),
-    }
-
-
-def _shipping_view(order: Row) -> dict[str, Any]:
-    return {"recipient_name": order["recipient_name"], "phone": order["phone"]} | address_view(
-        order
+def _update_unless_changed(conn: sa.Connection, order: Row, values: dict[str, Any]) -> None:
+    """Write ``values`` only while the order keeps the status it was checked in, so a change
+    made meanwhile (paid, shipped) is reported instead of overwritten."""
+    changed = conn.execute(
+        db.orders.update()
+        .where(db.orders.c.id == order["id"], db.orders.c.status == order["status"])
+        .values(**values)
     )
-
-
-def _user_view(user: Row) -> dict[str, Any]:
-    return {
-        "user_id": user["id"],
-        "name": user["name"],
-        "email": user["email"],
-        "phone": user["phone"],
-        "language": user["language"],
-        "member_tier": user["member_tier"],
-        "address": address_view(user),
-    }
+    if changed.rowcount != 1:
+        raise ToolProblem(f"Order {order['id']} changed meanwhile; query it and try again.")
