@@ -41,88 +41,109 @@ def _error(status: int, message: str, kind: str = "invalid_request_error") -> JS
 
 
 def create_app(simulator: Simulator) -> Starlette:
-    """The Starlette app serving ``simulator``."""
-
-    async def models(request: Request) -> Response:
-        return JSONResponse(
-            {
-                "object": "list",
-                "data": [{"id": SERVED_MODEL, "object": "model", "owned_by": "tether-bench"}],
-            }
-        )
-
-    async def health(request: Request) -> Response:
-        return JSONResponse({"status": "ok"})
-
-    async def tokenize(request: Request) -> Response:
-        """vLLM's shape (``prompt`` -> ``count``, ``tokens``) and llama.cpp's (``content``)."""
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the request body is not JSON")
-        text = body.get("prompt") if isinstance(body, dict) else None
-        if not isinstance(text, str):
-            text = body.get("content") if isinstance(body, dict) else None
-        if not isinstance(text, str):
-            return _error(400, "field 'prompt' is required")
-        tokens = token_ids(text)
-        return JSONResponse(
-            {"count": len(tokens), "max_model_len": MAX_MODEL_LEN, "tokens": tokens}
-        )
-
-    async def chat(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the request body is not JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            return _error(400, "'messages' is required")
-        name = str(body.get("model", ""))
-        try:
-            reply = simulator.reply(name, body)
-        except UnknownSession as exc:
-            return _error(404, str(exc), "not_found_error")
-        prompt = prompt_tokens(body)
-        completion = completion_tokens(reply)
-        usage = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
-        delay = simulator.latency.seconds(prompt, completion)
-        completion_id = f"chatcmpl-{uuid.uuid4().hex}"
-        if body.get("stream"):
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            events = _stream(completion_id, name, reply, usage if include_usage else None, delay)
-            return StreamingResponse(events, media_type="text/event-stream")
-        if delay:
-            await asyncio.sleep(delay)
-        return JSONResponse(
-            {
-                "id": completion_id,
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": name,
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": reply.message(),
-                        "logprobs": None,
-                        "finish_reason": reply.finish_reason,
-                    }
-                ],
-                "usage": usage,
-            }
-        )
-
-    return Starlette(
+    """The Starlette app serving ``simulator`` (kept in ``app.state`` for the handlers)."""
+    app = Starlette(
         routes=[
-            Route("/health", health, methods=["GET"]),
-            Route("/tokenize", tokenize, methods=["POST"]),
-            Route("/v1/models", models, methods=["GET"]),
-            Route("/v1/chat/completions", chat, methods=["POST"]),
+            Route("/health", _health, methods=["GET"]),
+            Route("/tokenize", _tokenize, methods=["POST"]),
+            Route("/v1/models", _models, methods=["GET"]),
+            Route("/v1/chat/completions", _chat, methods=["POST"]),
         ]
     )
+    app.state.simulator = simulator
+    return app
+
+
+async def _models(request: Request) -> Response:
+    return JSONResponse(
+        {
+            "object": "list",
+            "data": [{"id": SERVED_MODEL, "object": "model", "owned_by": "tether-bench"}],
+        }
+    )
+
+
+async def _health(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+NOT_JSON = object()  # the body of a request that is not JSON (``null`` is JSON)
+
+
+async def _json_body(request: Request) -> Any:
+    """The request's JSON, or NOT_JSON when the body is not JSON (a client's mistake, a 400)."""
+    try:
+        return await request.json()
+    except ValueError:
+        return NOT_JSON
+
+
+async def _tokenize(request: Request) -> Response:
+    """vLLM's shape (``prompt`` -> ``count``, ``tokens``) and llama.cpp's (``content``)."""
+    body = await _json_body(request)
+    if body is NOT_JSON:
+        return _error(400, "the request body is not JSON")
+    text = body.get("prompt") if isinstance(body, dict) else None
+    if not isinstance(text, str):
+        text = body.get("content") if isinstance(body, dict) else None
+    if not isinstance(text, str):
+        return _error(400, "field 'prompt' is required")
+    tokens = token_ids(text)
+    return JSONResponse({"count": len(tokens), "max_model_len": MAX_MODEL_LEN, "tokens": tokens})
+
+
+async def _chat(request: Request) -> Response:
+    """One chat completion: the simulator's reply, streamed or whole, after its latency."""
+    body = await _json_body(request)
+    if body is NOT_JSON:
+        return _error(400, "the request body is not JSON")
+    if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+        return _error(400, "'messages' is required")
+    simulator: Simulator = request.app.state.simulator
+    name = str(body.get("model", ""))
+    try:
+        reply = simulator.reply(name, body)
+    except UnknownSession as exc:
+        return _error(404, str(exc), "not_found_error")
+    usage = _usage(prompt_tokens(body), completion_tokens(reply))
+    delay = simulator.latency.seconds(usage["prompt_tokens"], usage["completion_tokens"])
+    completion_id = f"chatcmpl-{uuid.uuid4().hex}"
+    if body.get("stream"):
+        include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
+        events = _stream(completion_id, name, reply, usage if include_usage else None, delay)
+        return StreamingResponse(events, media_type="text/event-stream")
+    if delay:
+        await asyncio.sleep(delay)
+    return JSONResponse(_completion(completion_id, name, reply, usage))
+
+
+def _usage(prompt: int, completion: int) -> dict[str, int]:
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _completion(
+    completion_id: str, name: str, reply: Reply, usage: dict[str, int]
+) -> dict[str, Any]:
+    """A whole (non-streamed) chat completion in OpenAI's shape."""
+    return {
+        "id": completion_id,
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": name,
+        "choices": [
+            {
+                "index": 0,
+                "message": reply.message(),
+                "logprobs": None,
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": usage,
+    }
 
 
 async def _stream(
