@@ -68,29 +68,37 @@ class Deps:
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
-    _resolved: dict[int, tuple[AgentSettings, AgentSettings]] = field(default_factory=dict)
+    _resolved: dict[int, tuple[Any, AgentSettings]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def settings_for(self, context: Any) -> AgentSettings:
-        """The graph's settings with this run's context overrides applied."""
+        """The graph's settings with this run's context overrides applied.
+
+        Every node of a run asks with the same context object (LangGraph builds it once per
+        run), so the answer is kept per context object: a run validates its settings once,
+        not once per node. A plain dict may change between runs and is resolved each time."""
         if self.settings is None:
             self.settings = load_settings()  # raises SettingsError inside the run, not at import
-        resolved = resolve_settings(self.settings, context)
+        if isinstance(context, dict):
+            return self._resolve(self.settings, context)
+        with self._lock:
+            cached = self._resolved.get(id(context))
+        if cached is not None and cached[0] is context:
+            return cached[1]
+        resolved = self._resolve(self.settings, context)
+        with self._lock:
+            if len(self._resolved) > 64:  # one entry per run: keep the cache bounded
+                self._resolved.clear()
+            self._resolved[id(context)] = (context, resolved)
+        return resolved
+
+    def _resolve(self, base: AgentSettings, context: Any) -> AgentSettings:
+        resolved = resolve_settings(base, context)
         if resolved.small_model is None and self.model is not None:
             # A model passed in is not the embedded one, whatever base_url says: the profile
             # stays off unless asked for.
-            return self._profile_off(resolved)
+            return resolved.with_overrides({"small_model": False})
         return resolved
-
-    def _profile_off(self, settings: AgentSettings) -> AgentSettings:
-        with self._lock:
-            cached = self._resolved.get(id(settings))
-            if cached is None or cached[0] is not settings:
-                if len(self._resolved) > 64:
-                    self._resolved.clear()
-                cached = (settings, settings.with_overrides({"small_model": False}))
-                self._resolved[id(settings)] = cached
-            return cached[1]
 
     def may_block(self, settings: AgentSettings) -> bool:
         """Whether a node's own work may wait on I/O (starting the embedded server, a server
