@@ -14,6 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableConfig
 from langchain_core.runnables.config import (
@@ -123,6 +124,8 @@ class Edge(Runnable[AgentState, str]):
 
     def invoke(self, input: AgentState, config: RunnableConfig | None = None, **_: Any) -> str:
         config = ensure_config(config)
+        if not _heard(config):
+            return self.path(input)
         run = get_callback_manager_for_config(config).on_chain_start(
             None, input, name=config.get("run_name") or self.name, run_id=config.pop("run_id", None)
         )
@@ -138,6 +141,8 @@ class Edge(Runnable[AgentState, str]):
         self, input: AgentState, config: RunnableConfig | None = None, **_: Any
     ) -> str:
         config = ensure_config(config)
+        if not _heard(config):
+            return self.path(input)
         run = await get_async_callback_manager_for_config(config).on_chain_start(
             None, input, name=config.get("run_name") or self.name, run_id=config.pop("run_id", None)
         )
@@ -148,3 +153,14 @@ class Edge(Runnable[AgentState, str]):
             raise
         await run.on_chain_end(label)
         return label
+
+
+def _heard(config: RunnableConfig) -> bool:
+    """Whether a callback handler would see the edge's run. An edge has no handlers of its
+    own: its run sees only those it inherits from the graph run, which were configured
+    (tracing and configure hooks included) when the run started. With none, the run's
+    setup (a callback manager, metadata merged per call) would be work nobody sees."""
+    callbacks = config.get("callbacks")
+    if isinstance(callbacks, BaseCallbackManager):
+        return bool(callbacks.handlers)
+    return bool(callbacks)
