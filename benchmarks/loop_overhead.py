@@ -11,7 +11,7 @@ model (no server, no network): the figures the README quotes for speed and memor
 3. Checkpoint growth: bytes the SQLite checkpointer adds per step over a 20-step run.
 4. Concurrency: 64 runs at once with ``ainvoke`` against a scripted model that waits 50 ms
    per call; overlap is 64 x one run's wall time / the 64 runs' wall time. Also CPU per step
-   of async runs against sync ones.
+   of async runs against sync ones. tether and ``create_agent`` alike.
 
     uv run python benchmarks/loop_overhead.py            # all four
     uv run python benchmarks/loop_overhead.py --only cpu --repeats 9
@@ -254,48 +254,70 @@ def _stored_bytes(conn: sqlite3.Connection) -> int:
 # --- 4. Concurrency ----------------------------------------------------------------------------
 
 
-def _graphs(count: int, latency: float, steps: int, tool: Any) -> list[Any]:
+def _tether_graph(model: ScriptedChatModel, tool: Any) -> Any:
+    return build_graph(tether_settings("native"), model=model, registry=ToolRegistry([tool]))
+
+
+def _create_agent_graph(model: ScriptedChatModel, tool: Any) -> Any:
+    from langchain.agents import create_agent
+
+    return create_agent(model, tools=[tool])
+
+
+CONCURRENT: dict[str, tuple[Callable[[ScriptedChatModel, Any], Any], dict[str, Any]]] = {
+    "tether (native)": (_tether_graph, {"task": "look up"}),
+    "create_agent": (_create_agent_graph, {"messages": [HumanMessage("look up")]}),
+}
+
+
+def _graphs(agent: str, count: int, latency: float, steps: int, tool: Any) -> list[Any]:
+    make = CONCURRENT[agent][0]
+    model = ScriptedChatModel
     return [
-        build_graph(
-            tether_settings("native"),
-            model=ScriptedChatModel(responses=tool_call_replies(steps), latency=latency),
-            registry=ToolRegistry([tool]),
-        )
-        for _ in range(count)
+        make(model(responses=tool_call_replies(steps), latency=latency), tool) for _ in range(count)
     ]
 
 
-async def _run_all(graphs: list[Any]) -> float:
+async def _run_all(agent: str, graphs: list[Any]) -> float:
+    task = CONCURRENT[agent][1]
     started = time.perf_counter()
-    await asyncio.gather(*(g.ainvoke({"task": "look up"}) for g in graphs))
+    await asyncio.gather(*(g.ainvoke(dict(task)) for g in graphs))
     return time.perf_counter() - started
 
 
 def concurrency(count: int = 64, latency: float = 0.05, steps: int = 5) -> dict[str, Any]:
-    """Graphs are built before the clock starts; an async tool, as an async agent has."""
-    asyncio.run(_run_all(_graphs(1, latency, steps, alookup)))  # warm-up
-    single = statistics.median(
-        asyncio.run(_run_all(_graphs(1, latency, steps, alookup))) for _ in range(3)
-    )
-    graphs = _graphs(count, latency, steps, alookup)
-    cpu0 = time.process_time()
-    many = asyncio.run(_run_all(graphs))
-    async_cpu = (time.process_time() - cpu0) / (count * steps) * 1000
-
-    graphs = _graphs(count, 0.0, steps, alookup)
-    cpu0 = time.process_time()
-    asyncio.run(_run_all(graphs))
-    async_cpu_no_wait = (time.process_time() - cpu0) / (count * steps) * 1000
-
-    graphs = _graphs(count, 0.0, steps, lookup)
-    cpu0 = time.process_time()
-    for graph in graphs:
-        graph.invoke({"task": "look up"})
-    sync_cpu = (time.process_time() - cpu0) / (count * steps) * 1000
+    """Each agent alike: graphs built before the clock starts; an async tool for async runs
+    (as an async agent has), the sync twin for sync runs."""
     return {
         "runs": count,
         "model_latency_s": latency,
         "steps_per_run": steps,
+        **{agent: _concurrency_of(agent, count, latency, steps) for agent in CONCURRENT},
+    }
+
+
+def _concurrency_of(agent: str, count: int, latency: float, steps: int) -> dict[str, Any]:
+    asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup)))  # warm-up
+    single = statistics.median(
+        asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup))) for _ in range(3)
+    )
+    graphs = _graphs(agent, count, latency, steps, alookup)
+    cpu0 = time.process_time()
+    many = asyncio.run(_run_all(agent, graphs))
+    async_cpu = (time.process_time() - cpu0) / (count * steps) * 1000
+
+    graphs = _graphs(agent, count, 0.0, steps, alookup)
+    cpu0 = time.process_time()
+    asyncio.run(_run_all(agent, graphs))
+    async_cpu_no_wait = (time.process_time() - cpu0) / (count * steps) * 1000
+
+    graphs = _graphs(agent, count, 0.0, steps, lookup)
+    task = CONCURRENT[agent][1]
+    cpu0 = time.process_time()
+    for graph in graphs:
+        graph.invoke(dict(task))
+    sync_cpu = (time.process_time() - cpu0) / (count * steps) * 1000
+    return {
         "one_run_wall_s": round(single, 3),
         "all_runs_wall_s": round(many, 3),
         "overlap": round(count * single / many, 1),
