@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.tools import BaseTool
 
 from tether.graph.rules import Rule
@@ -166,10 +166,21 @@ class Deps:
         protocol = PROTOCOLS[settings.protocol]
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
-        bound, kwargs = protocol.prepare(model, offer)
+        bound, kwargs = _unbound(*protocol.prepare(model, offer))
         made = Prepared(protocol, list(offered), PromptFrame(system, tokens), bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()
             self._prepared[key] = made
         return made
+
+
+def _unbound(
+    model: Runnable[Any, Any], kwargs: dict[str, Any]
+) -> tuple[Runnable[Any, Any], dict[str, Any]]:
+    """A plain binding (bound arguments, no config of its own) as its model plus those
+    arguments. Invoking the binding merges the run's config with its empty one on every
+    call and passes the arguments on: the same call, at a cost per step."""
+    if isinstance(model, RunnableBinding) and not model.config and not model.config_factories:
+        return model.bound, {**model.kwargs, **kwargs}
+    return model, kwargs
