@@ -11,7 +11,8 @@ model (no server, no network): the figures the README quotes for speed and memor
 3. Checkpoint growth: bytes the SQLite checkpointer adds per step over a 20-step run.
 4. Concurrency: 64 runs at once with ``ainvoke`` against a scripted model that waits 50 ms
    per call; overlap is 64 x one run's wall time / the 64 runs' wall time. Also CPU per step
-   of async runs against sync ones. tether and ``create_agent`` alike.
+   of async runs against sync ones. tether, ``create_agent`` and a bare LangGraph loop (a
+   model node and a tool node, no checks) alike.
 
     uv run python benchmarks/loop_overhead.py            # all four
     uv run python benchmarks/loop_overhead.py --only cpu --repeats 9
@@ -37,6 +38,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import END, START, MessagesState, StateGraph
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.testing import ScriptedChatModel
@@ -264,9 +266,46 @@ def _create_agent_graph(model: ScriptedChatModel, tool: Any) -> Any:
     return create_agent(model, tools=[tool])
 
 
+def _floor_graph(model: ScriptedChatModel, tool: Any) -> Any:
+    """A bare LangGraph loop: a model node and a tool node with no checks at all, natively
+    async in async runs (the tool given says which), calling the model and the tool the
+    plain LangChain way. What any agent on LangGraph and a LangChain chat model pays."""
+    bound = model.bind_tools([tool])
+
+    def route(state: MessagesState) -> str:
+        return "tools" if state["messages"][-1].tool_calls else END  # type: ignore[attr-defined]
+
+    def call_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [bound.invoke(state["messages"])]}
+
+    def call_tools(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls  # type: ignore[attr-defined]
+        return {"messages": [tool.invoke(c) for c in calls]}
+
+    async def acall_model(state: MessagesState) -> dict[str, Any]:
+        return {"messages": [await bound.ainvoke(state["messages"])]}
+
+    async def acall_tools(state: MessagesState) -> dict[str, Any]:
+        calls = state["messages"][-1].tool_calls  # type: ignore[attr-defined]
+        return {"messages": [await tool.ainvoke(c) for c in calls]}
+
+    async def aroute(state: MessagesState) -> str:
+        return route(state)
+
+    run_async = tool.coroutine is not None
+    builder = StateGraph(MessagesState)
+    builder.add_node("model", acall_model if run_async else call_model)
+    builder.add_node("tools", acall_tools if run_async else call_tools)
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", aroute if run_async else route, ["tools", END])
+    builder.add_edge("tools", "model")
+    return builder.compile()
+
+
 CONCURRENT: dict[str, tuple[Callable[[ScriptedChatModel, Any], Any], dict[str, Any]]] = {
     "tether (native)": (_tether_graph, {"task": "look up"}),
     "create_agent": (_create_agent_graph, {"messages": [HumanMessage("look up")]}),
+    "bare langgraph loop": (_floor_graph, {"messages": [HumanMessage("look up")]}),
 }
 
 
