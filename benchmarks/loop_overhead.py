@@ -16,6 +16,7 @@ model (no server, no network): the figures the README quotes for speed and memor
 
     uv run python benchmarks/loop_overhead.py            # all four
     uv run python benchmarks/loop_overhead.py --only cpu --repeats 9
+    uv run python benchmarks/loop_overhead.py --only concurrency --repeats 3
 """
 
 from __future__ import annotations
@@ -324,22 +325,29 @@ async def _run_all(agent: str, graphs: list[Any]) -> float:
     return time.perf_counter() - started
 
 
-def concurrency(count: int = 64, latency: float = 0.05, steps: int = 5) -> dict[str, Any]:
+def concurrency(
+    repeats: int, count: int = 64, latency: float = 0.05, steps: int = 5
+) -> dict[str, Any]:
     """Each agent alike: graphs built before the clock starts; an async tool for async runs
-    (as an async agent has), the sync twin for sync runs."""
-    return {
-        "runs": count,
-        "model_latency_s": latency,
-        "steps_per_run": steps,
-        **{agent: _concurrency_of(agent, count, latency, steps) for agent in CONCURRENT},
+    (as an async agent has), the sync twin for sync runs. Rounds are interleaved (agent A,
+    B, C, A, B, C...) and each figure is the median of ``repeats`` rounds."""
+    for agent in CONCURRENT:  # warm-up: imports, first compile
+        asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup)))
+    rounds: dict[str, list[dict[str, float]]] = {agent: [] for agent in CONCURRENT}
+    for _ in range(repeats):
+        for agent in CONCURRENT:
+            rounds[agent].append(_concurrency_round(agent, count, latency, steps))
+    medians = {
+        agent: {key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]}
+        for agent, runs in rounds.items()
     }
+    for figures in medians.values():
+        figures["overlap"] = round(figures["overlap"], 1)
+    return {"runs": count, "model_latency_s": latency, "steps_per_run": steps, **medians}
 
 
-def _concurrency_of(agent: str, count: int, latency: float, steps: int) -> dict[str, Any]:
-    asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup)))  # warm-up
-    single = statistics.median(
-        asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup))) for _ in range(3)
-    )
+def _concurrency_round(agent: str, count: int, latency: float, steps: int) -> dict[str, float]:
+    single = asyncio.run(_run_all(agent, _graphs(agent, 1, latency, steps, alookup)))
     graphs = _graphs(agent, count, latency, steps, alookup)
     cpu0 = time.process_time()
     many = asyncio.run(_run_all(agent, graphs))
@@ -357,12 +365,12 @@ def _concurrency_of(agent: str, count: int, latency: float, steps: int) -> dict[
         graph.invoke(dict(task))
     sync_cpu = (time.process_time() - cpu0) / (count * steps) * 1000
     return {
-        "one_run_wall_s": round(single, 3),
-        "all_runs_wall_s": round(many, 3),
-        "overlap": round(count * single / many, 1),
-        "async_cpu_ms_per_step": round(async_cpu, 3),
-        "async_cpu_ms_per_step_no_latency": round(async_cpu_no_wait, 3),
-        "sync_cpu_ms_per_step": round(sync_cpu, 3),
+        "one_run_wall_s": single,
+        "all_runs_wall_s": many,
+        "overlap": count * single / many,
+        "async_cpu_ms_per_step": async_cpu,
+        "async_cpu_ms_per_step_no_latency": async_cpu_no_wait,
+        "sync_cpu_ms_per_step": sync_cpu,
     }
 
 
@@ -382,7 +390,7 @@ def main() -> None:
     if args.only in (None, "checkpoint"):
         report["checkpoint_growth"] = checkpoint_growth()
     if args.only in (None, "concurrency"):
-        report["concurrency"] = concurrency()
+        report["concurrency"] = concurrency(args.repeats)
     print(json.dumps(report, indent=2))
 
 
