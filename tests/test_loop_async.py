@@ -14,6 +14,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from tests.scripts import act, final
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.graph import routing
+from tether.graph.builder import Edge
 from tether.testing import ScriptedChatModel
 
 
@@ -108,3 +109,11 @@ def test_edges_are_traced_as_runs_of_their_own(run_async: bool) -> None:
     assert names.count("route_after_act") == 2
     assert ("end", "tool call") in recorder.runs
     assert ("end", "stop") in recorder.runs
+
+
+def test_an_edge_called_outside_a_run_is_traced_for_the_handlers_it_is_given() -> None:
+    recorder = ChainRecorder()
+    edge = Edge("route_after_act", lambda state: "continue")
+    assert edge.invoke({}, {"callbacks": [recorder]}) == "continue"
+    assert asyncio.run(edge.ainvoke({}, {"callbacks": [recorder]})) == "continue"
+    assert recorder.runs == [("start", "route_after_act"), ("end", "continue")] * 2

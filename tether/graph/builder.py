@@ -156,11 +156,10 @@ class Edge(Runnable[AgentState, str]):
 
 
 def _heard(config: RunnableConfig) -> bool:
-    """Whether a callback handler would see the edge's run. An edge has no handlers of its
-    own: its run sees only those it inherits from the graph run, which were configured
-    (tracing and configure hooks included) when the run started. With none, the run's
-    setup (a callback manager, metadata merged per call) would be work nobody sees."""
+    """Whether a callback handler could see the edge's run. Inside a graph run the config
+    carries the callback manager the edge inherits, and LangGraph traces an edge with that
+    manager as it is (no fresh configure): with no handler in it, the run is seen by
+    nothing, and setting it up (metadata merged per call) is work for no one. Anything else
+    (no manager, e.g. called outside a run) takes the traced path."""
     callbacks = config.get("callbacks")
-    if isinstance(callbacks, BaseCallbackManager):
-        return bool(callbacks.handlers)
-    return bool(callbacks)
+    return not isinstance(callbacks, BaseCallbackManager) or bool(callbacks.handlers)
