@@ -6,8 +6,10 @@ from typing import Any
 
 import pytest
 
-from tests.scripts import act, final
-from tether import AgentSettings, build_graph, tool
+from tests.scripts import act, final, lookup
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.errors import SettingsError
+from tether.nodes import deps as deps_module
 from tether.settings import resolve_settings
 from tether.testing import ScriptedChatModel
 
@@ -67,3 +69,52 @@ def test_context_temperature_is_what_the_model_gets() -> None:
     graph = build_graph(AgentSettings(), model=model)
     graph.invoke({"task": "t"}, context={"temperature": 0.7})
     assert model.calls[0].kwargs["temperature"] == 0.7
+
+
+def test_overrides_are_validated_like_the_settings_themselves() -> None:
+    base = AgentSettings(base_url="http://127.0.0.1:8000/v1", approval_tools=["pay"])
+    changes: dict[str, Any] = {"max_iters": 7, "protocol": "native", "approval_tools": []}
+    made = base.with_overrides(changes)
+    assert made == AgentSettings.model_validate(base.model_dump() | changes)
+    assert isinstance(made, AgentSettings)
+    assert base.approval_tools == ["pay"]
+    with pytest.raises(Exception, match="frozen"):
+        made.max_iters = 3  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("bad", "field"),
+    [({"max_iters": 0}, "max_iters"), ({"protocol": "xml"}, "protocol"), ({"nope": 1}, "nope")],
+)
+def test_invalid_overrides_name_the_field(bad: dict[str, Any], field: str) -> None:
+    with pytest.raises(SettingsError, match=f"invalid tether settings: {field}: "):
+        AgentSettings().with_overrides(bad)
+
+
+def test_overrides_keep_the_base_values_over_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    base = AgentSettings(max_iters=5)
+    monkeypatch.setenv("TETHER_MAX_ITERS", "9")
+    assert base.with_overrides({"tool_window": 2}).max_iters == 5
+
+
+def test_a_run_resolves_its_settings_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+
+    def counted(base: AgentSettings, context: Any) -> AgentSettings:
+        calls.append(context)
+        return resolve_settings(base, context)
+
+    monkeypatch.setattr(deps_module, "resolve_settings", counted)
+    replies = [act("lookup", f'{{"key": "{i}"}}') for i in range(3)] + [final("done")]
+    model = ScriptedChatModel(responses=replies * 2)
+    graph = build_graph(AgentSettings(), model=model, registry=ToolRegistry([lookup]))
+    statuses = []
+    for budget in (4, 3):  # two runs of one graph, each with its own context
+        state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_iters": budget})
+        statuses.append(state["status"])
+    assert statuses == ["completed", "max_steps"]
+    assert len(model.calls) == 4 + 3
+    assert len(calls) == 2  # once per run, not once per node
+    assert [c.max_iters for c in calls] == [4, 3]

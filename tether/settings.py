@@ -8,6 +8,7 @@ what LangGraph Studio edits.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
@@ -154,14 +155,31 @@ class AgentSettings(BaseSettings):
         return int(self.context_tokens * self.memory_ratio)
 
     def with_overrides(self, overrides: dict[str, Any]) -> AgentSettings:
-        """A copy with some fields replaced, validated like the original."""
+        """A copy with some fields replaced, validated like the original.
+
+        Validated by a plain model with the same fields: building a settings object would
+        read every ``TETHER_*`` source again (milliseconds), only for the explicit values to
+        win over them anyway."""
         if not overrides:
             return self
         data = self.model_dump() | overrides
         try:
-            return type(self).model_validate(data)
+            values = _field_checker().model_validate(data)
         except ValidationError as exc:
             raise SettingsError(_describe(exc)) from exc
+        return type(self).model_construct(**{name: getattr(values, name) for name in data})
+
+
+@cache
+def _field_checker() -> type[BaseModel]:
+    """AgentSettings' fields and constraints on a plain model, built once: it validates
+    overrides without reading the environment."""
+    fields: dict[str, Any] = {
+        name: (info.annotation, info) for name, info in AgentSettings.model_fields.items()
+    }
+    return create_model(
+        "AgentSettingsValues", __config__=ConfigDict(extra="forbid", frozen=True), **fields
+    )
 
 
 def _describe(exc: ValidationError) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from langchain_core.language_models import BaseChatModel
-from langchain_core.runnables import Runnable
+from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.tools import BaseTool
 
 from tether.graph.rules import Rule
@@ -68,29 +68,37 @@ class Deps:
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
-    _resolved: dict[int, tuple[AgentSettings, AgentSettings]] = field(default_factory=dict)
+    _resolved: dict[int, tuple[Any, AgentSettings]] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def settings_for(self, context: Any) -> AgentSettings:
-        """The graph's settings with this run's context overrides applied."""
+        """The graph's settings with this run's context overrides applied.
+
+        Every node of a run asks with the same context object (LangGraph builds it once per
+        run), so the answer is kept per context object: a run validates its settings once,
+        not once per node. A plain dict may change between runs and is resolved each time."""
         if self.settings is None:
             self.settings = load_settings()  # raises SettingsError inside the run, not at import
-        resolved = resolve_settings(self.settings, context)
+        if isinstance(context, dict):
+            return self._resolve(self.settings, context)
+        with self._lock:
+            cached = self._resolved.get(id(context))
+        if cached is not None and cached[0] is context:
+            return cached[1]
+        resolved = self._resolve(self.settings, context)
+        with self._lock:
+            if len(self._resolved) > 64:  # one entry per run: keep the cache bounded
+                self._resolved.clear()
+            self._resolved[id(context)] = (context, resolved)
+        return resolved
+
+    def _resolve(self, base: AgentSettings, context: Any) -> AgentSettings:
+        resolved = resolve_settings(base, context)
         if resolved.small_model is None and self.model is not None:
             # A model passed in is not the embedded one, whatever base_url says: the profile
             # stays off unless asked for.
-            return self._profile_off(resolved)
+            return resolved.with_overrides({"small_model": False})
         return resolved
-
-    def _profile_off(self, settings: AgentSettings) -> AgentSettings:
-        with self._lock:
-            cached = self._resolved.get(id(settings))
-            if cached is None or cached[0] is not settings:
-                if len(self._resolved) > 64:
-                    self._resolved.clear()
-                cached = (settings, settings.with_overrides({"small_model": False}))
-                self._resolved[id(settings)] = cached
-            return cached[1]
 
     def may_block(self, settings: AgentSettings) -> bool:
         """Whether a node's own work may wait on I/O (starting the embedded server, a server
@@ -158,10 +166,21 @@ class Deps:
         protocol = PROTOCOLS[settings.protocol]
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
-        bound, kwargs = protocol.prepare(model, offer)
+        bound, kwargs = _unbound(*protocol.prepare(model, offer))
         made = Prepared(protocol, list(offered), PromptFrame(system, tokens), bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()
             self._prepared[key] = made
         return made
+
+
+def _unbound(
+    model: Runnable[Any, Any], kwargs: dict[str, Any]
+) -> tuple[Runnable[Any, Any], dict[str, Any]]:
+    """A plain binding (bound arguments, no config of its own) as its model plus those
+    arguments. Invoking the binding merges the run's config with its empty one on every
+    call and passes the arguments on: the same call, at a cost per step."""
+    if isinstance(model, RunnableBinding) and not model.config and not model.config_factories:
+        return model.bound, {**model.kwargs, **kwargs}
+    return model, kwargs

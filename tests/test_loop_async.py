@@ -1,0 +1,119 @@
+"""The async loop does the sync loop's work on the event loop: same outcome, no thread hops
+for work that cannot block."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import threading
+from typing import Any
+
+import pytest
+from langchain_core.callbacks import BaseCallbackHandler
+
+from tests.scripts import act, final
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.graph import routing
+from tether.graph.builder import Edge
+from tether.testing import ScriptedChatModel
+
+
+@tool
+async def alookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+@tool(name="alookup")
+def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+REPLIES = [act("alookup", '{"key": "a"}'), act("alookup", "{}"), final("value of a")]
+SETTINGS = AgentSettings(base_url="http://127.0.0.1:9/v1", approval_tools=[])
+
+
+def test_edges_of_an_async_run_stay_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    threads: list[int] = []
+    for name in ("route_after_think", "route_after_act"):
+        router = getattr(routing, name)
+
+        @functools.wraps(router)  # keeps the Literal return type that lists the edges
+        def recorded(state: Any, router: Any = router) -> Any:
+            threads.append(threading.get_ident())
+            return router(state)
+
+        monkeypatch.setattr(routing, name, recorded)
+    model = ScriptedChatModel(responses=list(REPLIES))
+    graph = build_graph(SETTINGS, model=model, registry=ToolRegistry([alookup]))
+
+    async def run() -> tuple[dict[str, Any], int]:
+        return await graph.ainvoke({"task": "look a up"}), threading.get_ident()
+
+    state, loop_thread = asyncio.run(run())
+    assert state["status"] == "completed"
+    assert len(threads) >= 5  # think and act edges of three steps
+    assert set(threads) == {loop_thread}
+
+
+def test_an_async_run_ends_as_the_sync_run_does() -> None:
+    sync_model = ScriptedChatModel(responses=list(REPLIES))
+    sync_graph = build_graph(SETTINGS, model=sync_model, registry=ToolRegistry([lookup]))
+    async_model = ScriptedChatModel(responses=list(REPLIES))
+    async_graph = build_graph(SETTINGS, model=async_model, registry=ToolRegistry([alookup]))
+    done = sync_graph.invoke({"task": "look a up"})
+    adone = asyncio.run(async_graph.ainvoke({"task": "look a up"}))
+    keys = ("status", "reason", "answer", "steps", "failure_streak", "history")
+    assert {k: adone[k] for k in keys} == {k: done[k] for k in keys}
+    assert _untimed(adone["tool_buffer"]) == _untimed(done["tool_buffer"])
+    assert len(async_model.calls) == len(sync_model.calls)
+    # the first prompt is the same; later ones quote each result's measured latency
+    assert async_model.calls[0].messages == sync_model.calls[0].messages
+
+
+def _untimed(entries: list[Any]) -> list[Any]:
+    """Tool buffer entries without their measured latency (nor the token count of a text
+    that quotes it)."""
+    for entry in entries:
+        entry["result"]["meta"].pop("latency_s")
+        entry.pop("tokens")
+    return entries
+
+
+class ChainRecorder(BaseCallbackHandler):
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, Any]] = []
+
+    def on_chain_start(self, serialized: Any, inputs: Any, **kw: Any) -> None:
+        self.runs.append(("start", kw.get("name")))
+
+    def on_chain_end(self, outputs: Any, **kw: Any) -> None:
+        self.runs.append(("end", outputs))
+
+
+@pytest.mark.parametrize("run_async", [False, True])
+def test_edges_are_traced_as_runs_of_their_own(run_async: bool) -> None:
+    recorder = ChainRecorder()
+    model = ScriptedChatModel(responses=list(REPLIES))
+    graph = build_graph(
+        SETTINGS, model=model, registry=ToolRegistry([[lookup, alookup][run_async]])
+    )
+    config: Any = {"callbacks": [recorder]}
+    if run_async:
+        asyncio.run(graph.ainvoke({"task": "look a up"}, config))
+    else:
+        graph.invoke({"task": "look a up"}, config)
+    names = [name for kind, name in recorder.runs if kind == "start"]
+    assert names.count("route_after_think") == 3
+    assert names.count("route_after_act") == 2
+    assert ("end", "tool call") in recorder.runs
+    assert ("end", "stop") in recorder.runs
+
+
+def test_an_edge_called_outside_a_run_is_traced_for_the_handlers_it_is_given() -> None:
+    recorder = ChainRecorder()
+    edge = Edge("route_after_act", lambda state: "continue")
+    assert edge.invoke({}, {"callbacks": [recorder]}) == "continue"
+    assert asyncio.run(edge.ainvoke({}, {"callbacks": [recorder]})) == "continue"
+    assert recorder.runs == [("start", "route_after_act"), ("end", "continue")] * 2
