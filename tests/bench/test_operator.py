@@ -95,6 +95,34 @@ def test_the_operator_rejects_every_other_write(
     assert decision == {"type": "reject", "message": REJECTION}
 
 
+def test_a_write_that_cannot_run_is_left_to_the_tools_validation(
+    by_id: dict[str, Scenario],
+) -> None:
+    why = "missing required field 'order_id'"
+    decision = OPERATOR.decide(by_id[STATUS], "cancel_order", {"orderId": "X"}, problem=why)
+    assert decision == {"type": "approve"}
+
+
+@pytest.mark.parametrize("name", list(AGENTS))
+def test_a_malformed_write_gets_the_tools_validation_error_not_a_rejection(
+    name: str, by_id: dict[str, Scenario], worlds: WorldFactory
+) -> None:
+    agent, style = AGENTS[name]
+    scenario = by_id[STATUS]
+    replies = [
+        call(style, "cancel_order", {"orderId": "ORD-2024-513"}),
+        call(style, "query_order", ORDER),
+        final(style),
+    ]
+    record, model, world_hash = run_scripted(agent, scenario, worlds, replies)
+    assert world_hash == ExpectedStates(worlds).hash_for(scenario)
+    assert [(a.approved, a.valid) for a in record.approvals] == [(True, False)]
+    first = record.tool_calls[0]
+    assert (first.tool, first.error_type) == ("cancel_order", "validation_error")
+    assert (record.unintended_writes_attempted, record.unintended_writes_executed) == (0, 0)
+    assert "order_id" in " ".join(m.text for m in model.calls[1].messages)
+
+
 def test_another_target_of_the_right_tool_is_rejected(by_id: dict[str, Scenario]) -> None:
     scenario = by_id["api-pay-01"]
     (write,) = [a for a in scenario.gold_actions if a.tool == "pay_order"]
@@ -147,7 +175,7 @@ def test_every_agent_gates_the_same_tools_with_the_same_operator(
     writes = [
         ("cancel_order", {"order_id": "ORD-2024-675"}),
         ("pay_order", {"order_id": "ORD-2024-675", "amount": "1.00"}),
-        ("refund_payment", {"payment_id": "PAY-000001"}),
+        ("refund_payment", {"payment_id": "PAY-0000000000000001"}),
         (
             "update_shipping_address",
             {
@@ -169,7 +197,7 @@ def test_every_agent_gates_the_same_tools_with_the_same_operator(
     with worlds.fresh() as world:
         gated = write_tools(world.registry())
     assert {a.tool for a in record.approvals} == gated
-    assert not any(a.approved for a in record.approvals)
+    assert all(a.valid and not a.approved for a in record.approvals)
     assert {c.tool for c in record.tool_calls} == {"query_order"}
     assert record.unintended_writes_executed == 0
     assert world_hash == ExpectedStates(worlds).hash_for(scenario)
@@ -253,7 +281,7 @@ def test_the_desk_logs_against_the_model_call_that_proposed(worlds: WorldFactory
         request: Any = {
             "action_requests": [
                 {"name": "cancel_order", "args": ORDER},
-                {"name": "pay_order", "args": {"order_id": "X", "amount": "1"}},
+                {"name": "pay_order", "args": {"order_id": "ORD-2024-675", "amount": "1.00"}},
             ],
             "review_configs": [],
         }

@@ -33,6 +33,7 @@ class ApprovalDesk:
         self, scenario: Scenario, registry: RecordingRegistry, operator: Operator = OPERATOR
     ) -> None:
         self.scenario = scenario
+        self.registry = registry
         self.recorder = registry.recorder
         self.operator = operator
         self.tools = write_tools(registry)
@@ -42,8 +43,10 @@ class ApprovalDesk:
 
     def decide(self, tool: str, arguments: Any) -> Decision:
         """The operator's decision on one proposed write, logged against the latest turn."""
-        decision = self.operator.decide(self.scenario, tool, arguments)
-        self.recorder.add_approval(tool, arguments, approved=decision["type"] == "approve")
+        problem = self.registry.check_arguments(tool, arguments)
+        decision = self.operator.decide(self.scenario, tool, arguments, problem=problem)
+        approved = decision["type"] == "approve"
+        self.recorder.add_approval(tool, arguments, approved=approved, valid=problem is None)
         return decision
 
     def answer(self, request: HITLRequest) -> HITLResponse:

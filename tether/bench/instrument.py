@@ -106,10 +106,14 @@ class RunRecorder(BaseCallbackHandler):
         with self._lock:
             self.tool_calls.append(call)
 
-    def add_approval(self, tool: str, arguments: Any, approved: bool) -> None:
+    def add_approval(self, tool: str, arguments: Any, *, approved: bool, valid: bool) -> None:
         """The operator answered a write proposed by the latest model call."""
         approval = Approval(
-            tool=tool, arguments=_plain(arguments), approved=approved, turn=max(self.turn, 0)
+            tool=tool,
+            arguments=_plain(arguments),
+            approved=approved,
+            valid=valid,
+            turn=max(self.turn, 0),
         )
         with self._lock:
             self.approvals.append(approval)

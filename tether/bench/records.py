@@ -65,6 +65,9 @@ class Approval(BaseModel):
     tool: str
     arguments: Any = None
     approved: bool
+    valid: bool = Field(
+        True, description="The arguments validated (else the tool's validation answered it)."
+    )
     turn: int = Field(description="0-based index of the model call that proposed it.")
 
 
