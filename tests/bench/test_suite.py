@@ -64,7 +64,7 @@ def test_seeds_personas_and_sensitivity_runs() -> None:
     assert "| malformed_json | 50.0% (2) | 50.0% (2) |" in text
     assert f"| without {FAULT_KINDS[-1]} |" in text
     assert "| tether | 2 | 2 | 0 | 2 | 0.00 |" in text  # one rejection per seed
-    assert "| gold | 0 | 0 | 0 | 0 | 0.00 |" in text
+    assert "| gold | 0 | 0 | 0 | 0 | - |" in text
 
 
 def test_scenarios_ship_inside_the_package_and_matching_stands_alone() -> None:

@@ -88,6 +88,11 @@ class WriteMetrics(BaseModel):
         )
 
 
+def after_rejection_cell(w: WriteMetrics) -> str:
+    """The mean model calls after a rejection, or "-" when no run had one."""
+    return f"{w.mean_steps_after_rejection:.2f}" if w.runs_with_rejection else "-"
+
+
 def write_metrics(records: Iterable[RunRecord]) -> WriteMetrics:
     """Sum the write counts of ``records`` (the same arithmetic for every agent)."""
     runs = list(records)

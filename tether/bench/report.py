@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tether.bench.metrics import AgentMetrics
+from tether.bench.metrics import AgentMetrics, after_rejection_cell
 from tether.bench.runner import BenchResult
 
 PACKAGES = (
@@ -113,7 +113,7 @@ def write_rows(metrics: list[AgentMetrics]) -> list[tuple[str, list[str]]]:
         ("Runs with a rejection", [str(x.runs_with_rejection) for x in w]),
         (
             "Model calls after the first rejection (mean per such run)",
-            [f"{x.mean_steps_after_rejection:.2f}" for x in w],
+            [after_rejection_cell(x) for x in w],
         ),
     ]
 

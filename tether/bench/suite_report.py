@@ -14,7 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from tether.bench.metrics import write_metrics
+from tether.bench.metrics import after_rejection_cell, write_metrics
 from tether.bench.records import RunRecord
 from tether.bench.report import write_report
 from tether.bench.runner import BenchResult
@@ -81,7 +81,7 @@ def writes(suite: SuiteResult) -> str:
                 str(w.unintended_attempted),
                 str(w.unintended_executed),
                 str(w.runs_with_rejection),
-                f"{w.mean_steps_after_rejection:.2f}",
+                after_rejection_cell(w),
             ]
         )
     header = ["Agent", "Writes proposed", "Unintended attempted (rejected)"]
