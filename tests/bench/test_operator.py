@@ -213,6 +213,10 @@ def test_a_model_that_only_proposes_the_rejected_write_is_stopped_within_the_ste
     assert record.steps <= NO_WAIT.step_cap
     assert record.termination in ("max_steps", "failed")
     assert record.unintended_writes_executed == 0 and not record.tool_calls
+    if name == "tether":  # asked once, then refused until the breaker opens
+        assert len(record.approvals) == 1 and record.termination == "failed"
+    else:  # the baselines put the same call to the operator on every proposal
+        assert len(record.approvals) >= record.steps - 1 and record.termination == "max_steps"
 
 
 def test_tether_refuses_a_rejected_write_proposed_again_without_asking_again(
