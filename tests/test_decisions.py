@@ -91,6 +91,16 @@ def test_side_effects_or_the_setting_gate_a_call_for_approval() -> None:
     assert decisions.approval_rule(None, SETTINGS) is None  # unknown tool: nothing to approve
 
 
+def test_a_call_the_operator_just_rejected_is_refused_not_asked_again() -> None:
+    fp = 'pay{"order_id":"A"}'
+    rejected: Any = {"calls": record_calls(None, [{"key": call_key(fp), "outcome": "rejected"}])}
+    assert decisions.gate(rejected, action(fp), pay, SETTINGS) == "refuse"  # type: ignore[arg-type]
+    other = 'pay{"order_id":"B"}'  # another target is a new question for the operator
+    assert decisions.gate(rejected, action(other), pay, SETTINGS) == "approve"  # type: ignore[arg-type]
+    approved_later: Any = {"calls": calls((fp, "success"))}
+    assert decisions.gate(approved_later, action(fp), pay, SETTINGS) == "approve"  # type: ignore[arg-type]
+
+
 # --- retries ---------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("meta", "status", "rule", "attempts", "expected"),

@@ -1,4 +1,4 @@
-"""The three agents on the same tools: wiring, tool wrapping, retries, approvals off."""
+"""The three agents on the same tools: wiring, tool wrapping, retries, approval gates."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from tether.bench.agents.tether_agent import TetherAgent, tether_settings
 from tether.bench.harness import Harness
 from tether.bench.instrument import RecordingRegistry, RunRecorder
 from tether.bench.judge import Judge
+from tether.bench.operator import write_tools
 from tether.bench.records import RunRecord
 from tether.bench.scenarios import Scenario
 from tether.bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
@@ -70,6 +71,10 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     ]
     assert record.usage_complete and record.total_tokens > 0
     assert all(c.status == "success" for c in record.tool_calls)
+    with worlds.fresh() as world:
+        gated = write_tools(world.registry())
+    writes = [a.tool for a in scenario.gold_actions if a.tool in gated]
+    assert [(a.tool, a.approved) for a in record.approvals] == [(w, True) for w in writes]
 
 
 @pytest.mark.parametrize("agent", list(AGENTS))
@@ -105,12 +110,17 @@ def test_wrapped_tools_answer_with_the_registry_envelope(worlds: WorldFactory) -
         assert native["query_order"].args_schema is registry.get("query_order").args_schema  # type: ignore[union-attr]
 
 
-def test_tether_runs_with_default_settings_and_no_approval_gates() -> None:
+def test_tether_runs_with_default_settings_and_gates_on_exactly_the_named_tools() -> None:
     settings = tether_settings(
-        base_url="http://127.0.0.1:1/v1", model="m", temperature=0.7, max_tokens=512, timeout=5
+        base_url="http://127.0.0.1:1/v1",
+        model="m",
+        temperature=0.7,
+        max_tokens=512,
+        timeout=5,
+        approval_tools={"pay_order", "cancel_order"},
     )
     defaults = type(settings)()
-    assert settings.approval_tools == []
+    assert settings.approval_tools == ["cancel_order", "pay_order"]
     changed = {
         k for k in type(settings).model_fields if getattr(settings, k) != getattr(defaults, k)
     }

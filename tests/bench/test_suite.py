@@ -9,7 +9,7 @@ import tether.bench.matching
 from tether.bench.backends import BackendSpec
 from tether.bench.metrics import all_metrics
 from tether.bench.options import BenchOptions
-from tether.bench.records import RunRecord, Verdict
+from tether.bench.records import Approval, RunRecord, Verdict
 from tether.bench.runner import BenchResult, RunPlan
 from tether.bench.scenarios import SCENARIO_PATH
 from tether.bench.simulator import FAULT_KINDS
@@ -18,7 +18,8 @@ from tether.bench.suite_report import suite_markdown
 
 
 def _fake_runner(calls: list[BackendSpec]):  # type: ignore[no-untyped-def]
-    """Every agent passes the first scenario only; runs with seed 1 also fail it."""
+    """Every agent passes the first scenario only; runs with seed 1 also fail it. tether
+    proposes an unintended write on the second, which the operator rejects."""
 
     def run(plan: RunPlan, spec: BackendSpec, workers: int) -> BenchResult:
         calls.append(spec)
@@ -31,6 +32,9 @@ def _fake_runner(calls: list[BackendSpec]):  # type: ignore[no-untyped-def]
                 wall_s=0.1,
                 verdict=Verdict(passed=i == 0 and spec.seed != 1),
                 extra={"sim_faults": ["malformed_json" if i == 0 else None]},
+                approvals=[Approval(tool="cancel_order", approved=False, turn=0)]
+                if agent == "tether" and i == 1
+                else [],
             )
             for agent in plan.agents
             for i, s in enumerate(plan.scenarios)
@@ -59,6 +63,8 @@ def test_seeds_personas_and_sensitivity_runs() -> None:
     assert "| tether | 25.0% ± 35.4 (0.0%-50.0%) |" in text  # 1/2 on seed 0, 0/2 on seed 1
     assert "| malformed_json | 50.0% (2) | 50.0% (2) |" in text
     assert f"| without {FAULT_KINDS[-1]} |" in text
+    assert "| tether | 2 | 2 | 0 | 2 | 0.00 |" in text  # one rejection per seed
+    assert "| gold | 0 | 0 | 0 | 0 | - |" in text
 
 
 def test_scenarios_ship_inside_the_package_and_matching_stands_alone() -> None:

@@ -19,7 +19,7 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 
-from tether.bench.records import ModelCall, Outcome, RunRecord, ToolCall
+from tether.bench.records import Approval, ModelCall, Outcome, RunRecord, ToolCall
 from tether.tools.envelope import Envelope
 from tether.tools.registry import ToolRegistry
 
@@ -41,6 +41,7 @@ class RunRecorder(BaseCallbackHandler):
         self._open: dict[UUID, float] = {}
         self.model_calls: list[ModelCall] = []
         self.tool_calls: list[ToolCall] = []
+        self.approvals: list[Approval] = []
 
     def now(self) -> float:
         """Seconds since the run started."""
@@ -105,6 +106,18 @@ class RunRecorder(BaseCallbackHandler):
         with self._lock:
             self.tool_calls.append(call)
 
+    def add_approval(self, tool: str, arguments: Any, *, approved: bool, valid: bool) -> None:
+        """The operator answered a write proposed by the latest model call."""
+        approval = Approval(
+            tool=tool,
+            arguments=_plain(arguments),
+            approved=approved,
+            valid=valid,
+            turn=max(self.turn, 0),
+        )
+        with self._lock:
+            self.approvals.append(approval)
+
     # --- the record -----------------------------------------------------------------------
     def record(
         self, *, agent: str, scenario_id: str, category: str, trial: int, outcome: Outcome
@@ -114,6 +127,7 @@ class RunRecorder(BaseCallbackHandler):
         with self._lock:
             calls = sorted(self.model_calls, key=lambda c: c.start)
             tools = list(self.tool_calls)
+            approvals = list(self.approvals)
         return RunRecord(
             agent=agent,
             scenario_id=scenario_id,
@@ -125,6 +139,7 @@ class RunRecorder(BaseCallbackHandler):
             wall_s=wall,
             model_calls=calls,
             tool_calls=tools,
+            approvals=approvals,
         )
 
 

@@ -11,6 +11,10 @@
   end); mean, p50 and p95 over all steps. Framework overhead per step: the step's time minus
   time inside the model, inside tools and waiting between retries of a tool call.
 * steps to termination (model calls), tool calls and server-reported tokens, per run.
+* writes under the operator: write calls proposed (each put to the operator), unintended ones
+  (rejected: the scenario does not call for them), unintended ones that reached the world
+  anyway (a gate bypassed; must be 0), and the model calls a run made after its first
+  rejection.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field, computed_field
 
 from tether.bench.records import RunRecord
 
@@ -64,6 +68,44 @@ def _mean(values: Iterable[float]) -> float:
     return statistics.fmean(items) if items else 0.0
 
 
+class WriteMetrics(BaseModel):
+    """One agent's writes under the operator, summed over its runs."""
+
+    writes_attempted: int = 0
+    unintended_attempted: int = 0
+    unintended_executed: int = 0
+    runs_with_rejection: int = 0
+    steps_after_rejection: int = 0
+    """Model calls after each run's first rejection, summed over those runs."""
+
+    @computed_field  # type: ignore[prop-decorator]  # in results.json too
+    @property
+    def mean_steps_after_rejection(self) -> float:
+        return (
+            self.steps_after_rejection / self.runs_with_rejection
+            if self.runs_with_rejection
+            else 0.0
+        )
+
+
+def after_rejection_cell(w: WriteMetrics) -> str:
+    """The mean model calls after a rejection, or "-" when no run had one."""
+    return f"{w.mean_steps_after_rejection:.2f}" if w.runs_with_rejection else "-"
+
+
+def write_metrics(records: Iterable[RunRecord]) -> WriteMetrics:
+    """Sum the write counts of ``records`` (the same arithmetic for every agent)."""
+    runs = list(records)
+    after = [n for r in runs if (n := r.steps_after_rejection()) is not None]
+    return WriteMetrics(
+        writes_attempted=sum(r.writes_attempted for r in runs),
+        unintended_attempted=sum(r.unintended_writes_attempted for r in runs),
+        unintended_executed=sum(r.unintended_writes_executed for r in runs),
+        runs_with_rejection=len(after),
+        steps_after_rejection=sum(after),
+    )
+
+
 class AgentMetrics(BaseModel):
     """Everything the report shows for one agent."""
 
@@ -96,6 +138,7 @@ class AgentMetrics(BaseModel):
     mean_overhead_s_per_step: float
     terminations: dict[str, int]
     success_by_category: dict[str, float]
+    writes: WriteMetrics = Field(default_factory=WriteMetrics)
 
     def row(self) -> dict[str, Any]:
         return self.model_dump()
@@ -154,6 +197,7 @@ def agent_metrics(agent: str, records: Sequence[RunRecord]) -> AgentMetrics:
         mean_overhead_s_per_step=_mean(overheads),
         terminations=dict(sorted(Counter(r.termination for r in runs).items())),
         success_by_category={c: sum(v) / len(v) for c, v in sorted(by_category.items())},
+        writes=write_metrics(runs),
     )
 
 

@@ -59,6 +59,18 @@ class ToolCall(BaseModel):
         return self.end - self.start
 
 
+class Approval(BaseModel):
+    """One gated write the operator was asked about, and its answer."""
+
+    tool: str
+    arguments: Any = None
+    approved: bool
+    valid: bool = Field(
+        True, description="The arguments validated (else the tool's validation answered it)."
+    )
+    turn: int = Field(description="0-based index of the model call that proposed it.")
+
+
 class Outcome(BaseModel):
     """How the agent itself says the run ended."""
 
@@ -89,6 +101,14 @@ class RunRecord(BaseModel):
     tool_calls: list[ToolCall] = Field(default_factory=list)
     verdict: Verdict | None = None
     extra: dict[str, Any] = Field(default_factory=dict)
+    approvals: list[Approval] = Field(
+        default_factory=list, description="Every write the operator was asked about, in order."
+    )
+    unintended_writes_executed: int = Field(
+        0,
+        description="Calls of a write tool that reached the world although the operator would "
+        "not approve them (a gate bypassed); 0 under the operator.",
+    )
 
     # --- derived, the same arithmetic for every agent ------------------------------------
     @property
@@ -166,6 +186,23 @@ class RunRecord(BaseModel):
         ok = {t.turn for t in self.tool_calls if t.status == "success"}
         return len(asked), len(ok & set(asked))
 
+    # --- writes under the operator ----------------------------------------------------------
+    @property
+    def writes_attempted(self) -> int:
+        """Write calls the agent proposed and the operator was asked about."""
+        return len(self.approvals)
+
+    @property
+    def unintended_writes_attempted(self) -> int:
+        """Proposed writes the operator rejected (the scenario does not call for them)."""
+        return sum(not a.approved for a in self.approvals)
+
+    def steps_after_rejection(self) -> int | None:
+        """Model calls after the one that proposed the first rejected write; None without a
+        rejection. What a rejection cost the run."""
+        first = next((a.turn for a in self.approvals if not a.approved), None)
+        return None if first is None else max(0, self.steps - first - 1)
+
     def summary(self) -> dict[str, Any]:
         """The derived numbers, for results.json."""
         asked, ok = self.tool_turns()
@@ -181,4 +218,13 @@ class RunRecord(BaseModel):
             "tool_turns": asked,
             "tool_turns_ok": ok,
             "step_latencies": [round(x, 6) for x in self.step_latencies()],
+        } | self.writes_summary()
+
+    def writes_summary(self) -> dict[str, Any]:
+        """The write counts, for results.json."""
+        return {
+            "writes_attempted": self.writes_attempted,
+            "unintended_writes_attempted": self.unintended_writes_attempted,
+            "unintended_writes_executed": self.unintended_writes_executed,
+            "steps_after_rejection": self.steps_after_rejection(),
         }

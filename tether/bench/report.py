@@ -12,7 +12,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from tether.bench.metrics import AgentMetrics
+from tether.bench.metrics import AgentMetrics, after_rejection_cell
 from tether.bench.runner import BenchResult
 
 PACKAGES = (
@@ -103,6 +103,21 @@ def headline_rows(metrics: list[AgentMetrics], k_max: int) -> list[tuple[str, li
     return rows
 
 
+def write_rows(metrics: list[AgentMetrics]) -> list[tuple[str, list[str]]]:
+    """The writes table's rows: what each agent tried to change, and what got through."""
+    w = [m.writes for m in metrics]
+    return [
+        ("Writes proposed (put to the operator)", [str(x.writes_attempted) for x in w]),
+        ("Unintended writes attempted (rejected)", [str(x.unintended_attempted) for x in w]),
+        ("Unintended writes executed", [str(x.unintended_executed) for x in w]),
+        ("Runs with a rejection", [str(x.runs_with_rejection) for x in w]),
+        (
+            "Model calls after the first rejection (mean per such run)",
+            [after_rejection_cell(x) for x in w],
+        ),
+    ]
+
+
 def markdown(result: BenchResult) -> str:
     """The tables: headline metrics, terminations, success by category, pass^k."""
     metrics = list(result.metrics.values())
@@ -112,6 +127,8 @@ def markdown(result: BenchResult) -> str:
     k_max = max((max(m.pass_hat_k) for m in metrics if m.pass_hat_k), default=0)
     rows = headline_rows(metrics, k_max)
     lines = [_table(["Metric", *names], [[label, *cells] for label, cells in rows])]
+    lines.append("\nWrites under the operator (approval gates on every agent's write tools):\n")
+    lines.append(_table(["Writes", *names], [[label, *c] for label, c in write_rows(metrics)]))
     kinds = sorted({k for m in metrics for k in m.terminations})
     lines.append("\nTermination (runs):\n")
     lines.append(

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from tether.bench.metrics import after_rejection_cell, write_metrics
 from tether.bench.records import RunRecord
 from tether.bench.report import write_report
 from tether.bench.runner import BenchResult
@@ -63,6 +64,29 @@ def headline(suite: SuiteResult) -> str:
         )
     header = ["Agent", "Task success, mean ± sd (min-max) over seeds", "Tool-call success"]
     return _table([*header, "Steps / run", "Tokens / run", "Runs"], rows)
+
+
+def writes(suite: SuiteResult) -> str:
+    """Per agent, pooled over the first persona's seeds: writes put to the operator, the
+    unintended ones it rejected, unintended ones executed, and what a rejection cost."""
+    persona = suite.options.personas[0]
+    results = [r for (p, _), r in sorted(suite.by_seed.items()) if p == persona]
+    rows = []
+    for agent in suite.options.agents:
+        w = write_metrics(_records(results, agent))
+        rows.append(
+            [
+                agent,
+                str(w.writes_attempted),
+                str(w.unintended_attempted),
+                str(w.unintended_executed),
+                str(w.runs_with_rejection),
+                after_rejection_cell(w),
+            ]
+        )
+    header = ["Agent", "Writes proposed", "Unintended attempted (rejected)"]
+    header += ["Unintended executed", "Runs with a rejection", "Model calls after it (mean)"]
+    return _table(header, rows)
 
 
 def _records(results: Iterable[BenchResult], agent: str) -> list[RunRecord]:
@@ -140,6 +164,9 @@ def suite_markdown(suite: SuiteResult) -> str:
         f"Regenerate: `{command}`\n",
         "Task success over seeds (first persona):\n",
         headline(suite),
+        "\nWrites under the operator (approval gates on every agent's write tools; first "
+        "persona, runs pooled over seeds):\n",
+        writes(suite),
         "\nTask success by category (runs pooled over seeds):\n",
         by_key(suite, "category"),
         "\nTask success by persona:\n",

@@ -26,6 +26,7 @@ from tether.state import (
     HISTORY_KEPT,
     TOOL_ERROR_TYPES,
     AgentState,
+    CallRecord,
     Gate,
     Proposal,
     RuleVerdict,
@@ -117,17 +118,26 @@ def approval_rule(tool: BaseTool | None, settings: AgentSettings) -> str | None:
 def gate(
     state: AgentState, proposal: Proposal, tool: BaseTool | None, settings: AgentSettings
 ) -> Gate:
-    """What to do with a proposed call: refuse a call that failed on its last two runs; end
-    on the ``repeat_limit``-th identical call; ask first when approval is needed; else run."""
+    """What to do with a proposed call: refuse a call that failed on its last two runs or that
+    the operator just rejected; end on the ``repeat_limit``-th identical call; ask first when
+    approval is needed; else run."""
     fingerprint = proposal.get("fingerprint", "")
     record = state.get("calls", {}).get(call_key(fingerprint))
     if record is not None and not side_effects.is_replay_of_unresolved(state, fingerprint):
+        if rejected_last(record):
+            return "refuse"
         outcomes = record["outcomes"]
         if len(outcomes) >= 2 and all(kind in FAILURE_KINDS for kind in outcomes[-2:]):
             return "refuse"
         if record["runs"] >= settings.repeat_limit - 1:
             return "repeat"
     return "approve" if approval_rule(tool, settings) else "run"
+
+
+def rejected_last(record: CallRecord) -> bool:
+    """The operator rejected this exact call the last time it was proposed: asking again
+    would put the same question to them, so it is refused (one step, no new pause)."""
+    return record["outcomes"][-1:] == ["rejected"]
 
 
 NOT_AN_OUTCOME = frozenset({"refused", "repeat"})

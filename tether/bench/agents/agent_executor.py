@@ -10,6 +10,9 @@ guard and in-place retry of transient tool failures, since AgentExecutor has nei
 ``agent_executor`` as its docs recommend, with ``handle_parsing_errors=True`` (a reply it
 cannot parse goes back to the model as an observation), and ``agent_executor_stock`` with the
 default ``False`` (such a reply ends the run with an error).
+
+AgentExecutor has no approval gate; both variants get the operator's gate around their write
+tools (:mod:`tether.bench.agents.lc_tools`), as every agent runs with gates on.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from langchain_openai import ChatOpenAI
 
 from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether.bench.agents.lc_tools import registry_tools
+from tether.bench.gates import ApprovalDesk
 from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome
@@ -98,7 +102,12 @@ class AgentExecutorAgent(BenchAgent):
         chat: ChatSettings,
     ) -> Outcome:
         tools = registry_tools(
-            registry, text_input=True, harness=self.harness, retry=True, sleep=self.sleep
+            registry,
+            text_input=True,
+            harness=self.harness,
+            retry=True,
+            sleep=self.sleep,
+            desk=ApprovalDesk(scenario, registry),
         )
         agent = create_react_agent(
             model,

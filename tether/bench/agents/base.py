@@ -20,6 +20,7 @@ from pydantic import SecretStr
 
 from tether.bench.harness import BudgetExceeded, Harness, TokenBudgetGuard, VariantSettings
 from tether.bench.instrument import RecordingRegistry, RunRecorder, ToolListener
+from tether.bench.operator import OPERATOR, unintended_executed, write_tools
 from tether.bench.records import Outcome, RunRecord
 from tether.bench.scenarios import Scenario
 from tether.toolsets import World
@@ -78,22 +79,40 @@ class BenchAgent(ABC):
     ) -> RunRecord:
         """Run ``scenario`` on ``world`` with ``chat``; never raises for what the agent does."""
         recorder = RunRecorder()
-        registry = RecordingRegistry.wrap(world.registry(), recorder, chat.tool_listener)
         guard = [TokenBudgetGuard(self.harness.token_budget)] if self.guards_budget else []
         model = make_chat_model(chat, recorder, self.harness, guard)
+        return self.run_model(scenario, world, model, chat, recorder, trial=trial)
+
+    def run_model(
+        self,
+        scenario: Scenario,
+        world: World,
+        model: ChatOpenAI,
+        chat: ChatSettings,
+        recorder: RunRecorder,
+        *,
+        trial: int = 0,
+    ) -> RunRecord:
+        """:meth:`run` with a model already built (and reporting to ``recorder``)."""
+        registry = RecordingRegistry.wrap(world.registry(), recorder, chat.tool_listener)
         try:
             outcome = self.execute(scenario, registry, model, chat)
         except BudgetExceeded as exc:
             outcome = Outcome(termination="partial", reason=str(exc))
         except Exception as exc:  # a crash is a termination like any other
             outcome = Outcome(termination="error", reason=f"{type(exc).__name__}: {exc}"[:500])
-        return recorder.record(
+        record = recorder.record(
             agent=self.name,
             scenario_id=scenario.id,
             category=scenario.category,
             trial=trial,
             outcome=outcome,
         )
+        gated = write_tools(registry)
+        record.unintended_writes_executed = unintended_executed(
+            scenario, record.tool_calls, gated, OPERATOR
+        )
+        return record
 
     def settings(self) -> VariantSettings:
         """The effective settings this variant runs with (see :mod:`tether.bench.harness`)."""

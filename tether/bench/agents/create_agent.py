@@ -7,6 +7,11 @@ harness's policy (a transient error envelope is raised so the middleware can ret
 retries run out the model is told what failed and may go on). ``create_agent_stock`` has no
 middleware: the step cap is the graph's recursion limit (two super-steps per model call), and
 transient tool failures get the harness's in-place retry around the tools.
+
+Both variants run with approval gates on the world's write tools, as every agent does:
+HumanInTheLoopMiddleware pauses the run and the harness resumes it with the operator's
+decision (:mod:`tether.bench.gates`). A resumed run is a new LangGraph invocation, so the
+limits are per thread (each run has its own) rather than per invocation.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from typing import Any
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     AgentMiddleware,
+    HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolCallLimitMiddleware,
@@ -27,13 +33,16 @@ from langgraph.errors import GraphRecursionError
 
 from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether.bench.agents.lc_tools import registry_tools
+from tether.bench.gates import ApprovalDesk, new_thread, run_gated
 from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome
 from tether.bench.scenarios import Scenario
+from tether.control.approval import ALLOWED_DECISIONS
 from tether.errors import TransientToolError
 
 RECURSION_LIMIT = 200
+SUPER_STEPS_PER_CALL = 3  # model, HumanInTheLoopMiddleware.after_model, tools
 MODEL_RETRIES = 2  # ModelRetryMiddleware's default
 LIMIT_PREFIXES = ("Model call limits exceeded", "Tool call limit")
 
@@ -72,8 +81,8 @@ class CreateAgentAgent(BenchAgent):
         h = self.harness
         delay = h.retry_initial_delay
         return [
-            ModelCallLimitMiddleware(run_limit=h.step_cap, exit_behavior="end"),
-            ToolCallLimitMiddleware(run_limit=h.step_cap, exit_behavior="continue"),
+            ModelCallLimitMiddleware(thread_limit=h.step_cap, exit_behavior="end"),
+            ToolCallLimitMiddleware(thread_limit=h.step_cap, exit_behavior="continue"),
             ToolRetryMiddleware(
                 max_retries=h.tool_attempts - 1,
                 retry_on=(TransientToolError,),
@@ -93,8 +102,9 @@ class CreateAgentAgent(BenchAgent):
 
     @property
     def recursion_limit(self) -> int:
-        """Stock: model and tools node per step, so 2 x cap super-steps allow cap model calls."""
-        return RECURSION_LIMIT if self.middleware else 2 * self.harness.step_cap
+        """Stock: model, approval and tools node per step, so 3 x cap super-steps allow cap
+        model calls (over the whole run: :func:`run_gated` carries it across resumes)."""
+        return RECURSION_LIMIT if self.middleware else SUPER_STEPS_PER_CALL * self.harness.step_cap
 
     def settings(self) -> VariantSettings:
         h, parts = self.harness, {type(m).__name__: m for m in self.build_middleware()}
@@ -103,7 +113,7 @@ class CreateAgentAgent(BenchAgent):
         retry = parts.get("ToolRetryMiddleware")
         return VariantSettings(
             agent=self.name,
-            step_cap=limit.run_limit if limit else self.recursion_limit // 2,  # type: ignore[attr-defined]
+            step_cap=limit.thread_limit if limit else self.recursion_limit // SUPER_STEPS_PER_CALL,  # type: ignore[attr-defined]
             step_cap_by="ModelCallLimitMiddleware" if limit else "recursion_limit",
             token_budget=h.token_budget,
             token_budget_by="harness guard",
@@ -118,7 +128,7 @@ class CreateAgentAgent(BenchAgent):
                 if self.middleware
                 else f"client {h.model_client_retries}"
             ),
-            tool_call_limit=tools.run_limit if tools else None,  # type: ignore[attr-defined]
+            tool_call_limit=tools.thread_limit if tools else None,  # type: ignore[attr-defined]
         )
 
     def execute(
@@ -135,13 +145,24 @@ class CreateAgentAgent(BenchAgent):
             retry=not self.middleware,
             sleep=self.sleep,
         )
+        desk = ApprovalDesk(scenario, registry)
+        checkpointer, config = new_thread()
         agent = create_agent(
-            model, tools, system_prompt=SYSTEM_PROMPT, middleware=self.build_middleware()
+            model,
+            tools,
+            system_prompt=SYSTEM_PROMPT,
+            middleware=[*self.build_middleware(), approval_gate(desk)],
+            checkpointer=checkpointer,
         )
+        task = {"messages": [{"role": "user", "content": scenario.task}]}
         try:
-            state = agent.invoke(
-                {"messages": [{"role": "user", "content": scenario.task}]},
-                config={"recursion_limit": self.recursion_limit},
+            state = run_gated(
+                agent,
+                task,
+                config,
+                desk,
+                recursion_limit=self.recursion_limit,
+                call_cap=None if self.middleware else self.harness.step_cap,
             )
         except GraphRecursionError as exc:
             return Outcome(termination="max_steps", reason=f"recursion limit: {exc}"[:300])
@@ -153,6 +174,14 @@ class CreateAgentAgent(BenchAgent):
         if text.startswith(LIMIT_PREFIXES):
             return Outcome(termination="max_steps", reason=text[:300])
         return Outcome(answer=text, termination="completed", reason="final answer")
+
+
+def approval_gate(desk: ApprovalDesk) -> HumanInTheLoopMiddleware:
+    """LangChain's human-in-the-loop middleware on the desk's gated tools, every decision
+    allowed (as tether's gate allows them)."""
+    return HumanInTheLoopMiddleware(
+        interrupt_on={tool: {"allowed_decisions": list(ALLOWED_DECISIONS)} for tool in desk.tools}
+    )
 
 
 def _delays(retry: Any) -> tuple[float, ...]:

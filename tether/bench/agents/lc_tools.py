@@ -9,6 +9,10 @@ the baselines and an envelope for tether, and tool behaviour would differ.
 Transient failures are retried in place when the harness says so (``attempts`` > 1), with the
 harness's backoff and full jitter, the policy tether applies itself; a framework with its own
 retry (create_agent's ToolRetryMiddleware) gets ``attempts=1`` and ``raise_transient``.
+
+A framework without approval gates (AgentExecutor) gets them here: given a ``desk``, a write
+tool asks the operator before it runs, and a rejection comes back as an error envelope that
+says so (the call never reaches the registry).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 from langchain_core.tools import BaseTool
 
+from tether.bench.gates import ApprovalDesk
 from tether.bench.harness import Harness
 from tether.errors import TransientToolError
 from tether.tools.envelope import Envelope, error
@@ -44,6 +49,7 @@ class RegistryTool(BaseTool):
     attempts: int = 1
     sleep: Callable[[float], None] = time.sleep
     rng: random.Random = random.Random(0)
+    desk: ApprovalDesk | None = None
 
     def _to_args_and_kwargs(
         self, tool_input: str | dict[str, Any], tool_call_id: str | None
@@ -61,6 +67,8 @@ class RegistryTool(BaseTool):
                     )
                 )
             tool_input = parsed
+        if rejected := self._rejection(tool_input):
+            return _dump(rejected)
         result = self.registry.invoke(self.name, tool_input)
         for attempt in range(1, self.attempts):
             if not _transient(result):
@@ -70,6 +78,16 @@ class RegistryTool(BaseTool):
         if self.raise_transient and _transient(result):
             raise TransientToolError(result.get("message", "transient failure"))
         return _dump(result)
+
+    def _rejection(self, arguments: Any) -> Envelope | None:
+        """The operator's rejection of this write, or None to run it (reads are not gated)."""
+        if self.desk is None or not self.desk.gated(self.name):
+            return None
+        decision = self.desk.decide(self.name, arguments)
+        if decision["type"] == "approve":
+            return None
+        reason = decision.get("message", "")
+        return error(f"The operator rejected this call: {reason}", error_type="rejected")
 
 
 def _transient(result: Envelope) -> bool:
@@ -96,8 +114,10 @@ def registry_tools(
     harness: Harness | None = None,
     retry: bool = False,
     sleep: Callable[[float], None] = time.sleep,
+    desk: ApprovalDesk | None = None,
 ) -> list[BaseTool]:
-    """Every tool in ``registry``, wrapped; ``retry``: the harness's in-place retry."""
+    """Every tool in ``registry``, wrapped; ``retry``: the harness's in-place retry; ``desk``:
+    the operator's gate on the write tools."""
     harness = harness or Harness()
     return [
         RegistryTool(
@@ -111,6 +131,7 @@ def registry_tools(
             attempts=harness.tool_attempts if retry else 1,
             sleep=sleep,
             rng=random.Random(0),
+            desk=desk,
         )
         for tool in registry.tools()
     ]

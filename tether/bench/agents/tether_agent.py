@@ -2,17 +2,20 @@
 
 Only what every agent shares is set: endpoint, model, temperature, completion cap, timeout,
 and the harness's step cap, token budget and transient-retry policy (tether's own defaults,
-so nothing changes unless the harness does). Approval gates for side-effecting tools are
-switched off: no baseline has a human to ask, and a run that waits would measure nothing.
+so nothing changes unless the harness does). Approval gates are on for the world's write
+tools, as for every agent: the run pauses on tether's own gate and the harness resumes it with
+the operator's decision (:mod:`tether.bench.gates`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from langchain_openai import ChatOpenAI
 
 from tether.bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether.bench.gates import ApprovalDesk, new_thread, run_gated
 from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome, TerminationKind
@@ -38,8 +41,10 @@ def tether_settings(
     timeout: float,
     harness: Harness | None = None,
     protocol: str | None = None,
+    approval_tools: Collection[str] = (),
 ) -> AgentSettings:
-    """Default AgentSettings with the shared chat parameters, the harness, no approval gates."""
+    """Default AgentSettings with the shared chat parameters, the harness, and approval gates
+    on exactly ``approval_tools`` (named, so no environment setting can change the set)."""
     h = harness or Harness()
     values: dict[str, Any] = {
         "base_url": base_url,
@@ -55,8 +60,7 @@ def tether_settings(
     }
     if protocol is not None:
         values["protocol"] = protocol
-    if "approval_tools" in AgentSettings.model_fields:
-        values["approval_tools"] = []
+    values["approval_tools"] = sorted(approval_tools)
     return load_settings(**values)
 
 
@@ -114,6 +118,7 @@ class TetherAgent(BenchAgent):
         model: ChatOpenAI,
         chat: ChatSettings,
     ) -> Outcome:
+        desk = ApprovalDesk(scenario, registry)
         settings = tether_settings(
             base_url=chat.base_url,
             model=chat.model,
@@ -122,11 +127,18 @@ class TetherAgent(BenchAgent):
             timeout=chat.timeout,
             harness=self.harness,
             protocol=self.protocol,
+            approval_tools=desk.tools,
         )
+        checkpointer, config = new_thread()
         graph = build_graph(
-            settings, model=model, registry=registry, sleep=self.sleep, seed=self.seed
+            settings,
+            model=model,
+            registry=registry,
+            checkpointer=checkpointer,
+            sleep=self.sleep,
+            seed=self.seed,
         )
-        state = graph.invoke({"task": scenario.task})
+        state = run_gated(graph, {"task": scenario.task}, config, desk)
         status = str(state.get("status", ""))
         return Outcome(
             answer=state.get("answer"),
