@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 
 from tether.errors import ModelCallError
-from tether.graph import decisions
+from tether.graph import decisions, small_model
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
@@ -58,8 +58,8 @@ class Think(Node):
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
-        offered = decisions.offered_tools(state, self.deps.registry.tools(), settings)
-        final_only = decisions.final_only(state, settings)
+        offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
+        final_only = small_model.final_only(state, settings)
         prepared = self.deps.prepared(settings, offered, final_only=final_only)
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
@@ -87,7 +87,7 @@ class Think(Node):
         if verdict:
             emit(step, "decision", {"stop": verdict})
             return end_run(state, verdict)
-        temperature = decisions.sampling_temperature(state, settings)
+        temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
         return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
 
