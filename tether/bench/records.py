@@ -166,6 +166,19 @@ class RunRecord(BaseModel):
         ok = {t.turn for t in self.tool_calls if t.status == "success"}
         return len(asked), len(ok & set(asked))
 
+    def schema_valid_turns(self) -> int:
+        """Tool turns (as :meth:`tool_turns` counts them) with a call that parsed and passed
+        its tool's schema: the tool ran, whatever it answered. Constrained decoding makes
+        calls well-formed; this says how many were, apart from whether they were right."""
+        asked, _ = self.tool_turns()
+        if not asked:
+            return 0
+        schema_errors = {"validation_error", "unknown_tool"}
+        turns = {t.turn for t in self.tool_calls if t.error_type not in schema_errors}
+        calls = self.model_calls
+        last_final = self.termination == "completed" and calls and not calls[-1].asked_tool
+        return len(turns - ({len(calls) - 1} if last_final else set()))
+
     def summary(self) -> dict[str, Any]:
         """The derived numbers, for results.json."""
         asked, ok = self.tool_turns()
@@ -180,5 +193,6 @@ class RunRecord(BaseModel):
             "usage_complete": self.usage_complete,
             "tool_turns": asked,
             "tool_turns_ok": ok,
+            "schema_valid_turns": self.schema_valid_turns(),
             "step_latencies": [round(x, 6) for x in self.step_latencies()],
         }

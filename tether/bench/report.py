@@ -82,6 +82,7 @@ def headline_rows(metrics: list[AgentMetrics], k_max: int) -> list[tuple[str, li
                 for m in metrics
             ],
         ),
+        schema_valid_row(metrics),
         ("Mean per-step latency", [f"{m.mean_step_latency_s:.3f} s" for m in metrics]),
         (
             "Step latency p50 / p95",
@@ -101,6 +102,14 @@ def headline_rows(metrics: list[AgentMetrics], k_max: int) -> list[tuple[str, li
         ("Runs (scenarios x trials)", [f"{m.runs} ({m.scenarios} x {m.trials})" for m in metrics]),
     ]
     return rows
+
+
+def schema_valid_row(metrics: list[AgentMetrics]) -> tuple[str, list[str]]:
+    """Tool turns whose call parsed and passed its schema, right or wrong."""
+    cells = [
+        f"{_pct(m.schema_valid_rate)} ({m.schema_valid_turns}/{m.tool_turns})" for m in metrics
+    ]
+    return "Schema-valid calls", cells
 
 
 def markdown(result: BenchResult) -> str:

@@ -38,8 +38,11 @@ def tether_settings(
     timeout: float,
     harness: Harness | None = None,
     protocol: str | None = None,
+    small_model: bool | None = None,
 ) -> AgentSettings:
-    """Default AgentSettings with the shared chat parameters, the harness, no approval gates."""
+    """Default AgentSettings with the shared chat parameters, the harness, no approval gates;
+    ``small_model`` switches the small-model profile on (a URL is never the embedded model,
+    so it is off by default)."""
     h = harness or Harness()
     values: dict[str, Any] = {
         "base_url": base_url,
@@ -55,6 +58,8 @@ def tether_settings(
     }
     if protocol is not None:
         values["protocol"] = protocol
+    if small_model is not None:
+        values["small_model"] = small_model
     if "approval_tools" in AgentSettings.model_fields:
         values["approval_tools"] = []
     return load_settings(**values)
@@ -72,8 +77,10 @@ class TetherAgent(BenchAgent):
         sleep: Sleep | None = None,
         seed: int = 0,
         protocol: str | None = None,
+        small_model: bool | None = None,
     ) -> None:
         self.harness = harness or Harness()
+        self.small_model = small_model
         if sleep is not None:
             self.sleep = sleep
         self.seed = seed
@@ -88,6 +95,7 @@ class TetherAgent(BenchAgent):
             timeout=1.0,
             harness=self.harness,
             protocol=self.protocol,
+            small_model=self.small_model,
         )
         ceiling = [
             min(s.retry_max_delay, s.retry_base_delay * 2 ** (a - 1))
@@ -122,6 +130,7 @@ class TetherAgent(BenchAgent):
             timeout=chat.timeout,
             harness=self.harness,
             protocol=self.protocol,
+            small_model=self.small_model,
         )
         graph = build_graph(
             settings, model=model, registry=registry, sleep=self.sleep, seed=self.seed
@@ -133,3 +142,12 @@ class TetherAgent(BenchAgent):
             termination=_STATUSES.get(status, "error"),
             reason=str(state.get("reason", "")),
         )
+
+
+class TetherSmallAgent(TetherAgent):
+    """tether with the small-model profile on, as it runs on the embedded model."""
+
+    name = "tether_small"
+
+    def __init__(self, *, harness: Harness | None = None, protocol: str | None = None) -> None:
+        super().__init__(harness=harness, protocol=protocol, small_model=True)
