@@ -11,6 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+SCHEMA_ERRORS = frozenset({"validation_error", "unknown_tool"})
+"""A tool call's error types that say it never got past the tool's schema."""
+
 TerminationKind = Literal["completed", "max_steps", "no_progress", "failed", "partial", "error"]
 """completed: the agent ended with its own final answer. max_steps: a step, call or recursion
 cap cut it off. no_progress / failed / partial: a controller stopped it (loop, breaker,
@@ -157,27 +160,24 @@ class RunRecord(BaseModel):
         A turn succeeded when a call made for it came back successful (after in-place retries,
         if the agent retries).
         """
-        calls = self.model_calls
-        asked = [
-            i
-            for i, call in enumerate(calls)
-            if call.asked_tool or not (self.termination == "completed" and i == len(calls) - 1)
-        ]
+        asked = self._asked_turns()
         ok = {t.turn for t in self.tool_calls if t.status == "success"}
-        return len(asked), len(ok & set(asked))
+        return len(asked), len(ok & asked)
 
     def schema_valid_turns(self) -> int:
         """Tool turns (as :meth:`tool_turns` counts them) with a call that parsed and passed
         its tool's schema: the tool ran, whatever it answered. Constrained decoding makes
         calls well-formed; this says how many were, apart from whether they were right."""
-        asked, _ = self.tool_turns()
-        if not asked:
-            return 0
-        schema_errors = {"validation_error", "unknown_tool"}
-        turns = {t.turn for t in self.tool_calls if t.error_type not in schema_errors}
+        valid = {t.turn for t in self.tool_calls if t.error_type not in SCHEMA_ERRORS}
+        return len(valid & self._asked_turns())
+
+    def _asked_turns(self) -> set[int]:
         calls = self.model_calls
-        last_final = self.termination == "completed" and calls and not calls[-1].asked_tool
-        return len(turns - ({len(calls) - 1} if last_final else set()))
+        return {
+            i
+            for i, call in enumerate(calls)
+            if call.asked_tool or not (self.termination == "completed" and i == len(calls) - 1)
+        }
 
     def summary(self) -> dict[str, Any]:
         """The derived numbers, for results.json."""
