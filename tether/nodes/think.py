@@ -33,6 +33,7 @@ class Call:
     messages: list[BaseMessage]
     prompt_tokens: int
     kwargs: dict[str, Any]
+    final_only: bool = False
 
 
 class Think(Node):
@@ -89,7 +90,7 @@ class Think(Node):
             return end_run(state, verdict)
         temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
-        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
+        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs, final_only)
 
     def _cancel_request(self) -> str | None:
         store = self.deps.cancel_store
@@ -205,6 +206,7 @@ def _call_detail(
     detail: dict[str, Any] = {
         "temperature": call.kwargs["temperature"],
         "offered": [tool.name for tool in call.prepared.tools],
+        "final_only": call.final_only,
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
         "prompt_estimate": call.prompt_tokens,
