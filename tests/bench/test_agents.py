@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tether.bench.agents import BenchAgent, ChatSettings
+from tether.bench.agents import BenchAgent, ChatSettings, make_agent
 from tether.bench.agents.agent_executor import AgentExecutorAgent
 from tether.bench.agents.create_agent import CreateAgentAgent
 from tether.bench.agents.lc_tools import registry_tools
@@ -132,9 +132,6 @@ def test_tether_takes_the_harness_numbers() -> None:
 
 
 def test_tether_small_is_tether_with_the_small_model_profile() -> None:
-    from tether.bench.agents import make_agent
-    from tether.bench.agents.tether_agent import tether_settings
-
     shared = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "temperature": 0.0}
     plain = tether_settings(**shared, max_tokens=8, timeout=1.0)
     small = tether_settings(**shared, max_tokens=8, timeout=1.0, small_model=True)
