@@ -65,9 +65,9 @@ class AgentSettings(BaseSettings):
     offered_tools: int | None = Field(
         None,
         ge=1,
-        description="Tools offered to the model each step: the best matches for the task and "
-        "the latest results, plus the tools already used. Unset: 4 under the small-model "
-        "profile, every tool otherwise.",
+        description="Tools offered to the model each step: the best matches for the task (the "
+        "same at every step, so a server's prompt cache holds), plus the tools already used. "
+        "Unset: 4 under the small-model profile, every tool otherwise.",
     )
 
     # --- loop policy ----------------------------------------------------------------------

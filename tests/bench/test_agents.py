@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tether.bench.agents import BenchAgent, ChatSettings
+from tether.bench.agents import BenchAgent, ChatSettings, make_agent
 from tether.bench.agents.agent_executor import AgentExecutorAgent
 from tether.bench.agents.create_agent import CreateAgentAgent
 from tether.bench.agents.lc_tools import registry_tools
@@ -139,3 +139,12 @@ def test_tether_takes_the_harness_numbers() -> None:
     )
     assert (settings.max_iters, settings.token_budget) == (7, 30_000)
     assert (settings.tool_attempts, settings.retry_base_delay) == (2, 0.1)
+
+
+def test_tether_small_is_tether_with_the_small_model_profile() -> None:
+    shared = {"base_url": "http://127.0.0.1:9/v1", "model": "m", "temperature": 0.0}
+    plain = tether_settings(**shared, max_tokens=8, timeout=1.0)
+    small = tether_settings(**shared, max_tokens=8, timeout=1.0, small_model=True)
+    assert not plain.small_profile and small.small_profile  # a URL is not the embedded model
+    assert make_agent("tether_small").name == "tether_small"
+    assert make_agent("tether").name == "tether"

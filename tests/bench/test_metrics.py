@@ -21,8 +21,18 @@ def call(start: float, end: float, tokens: int = 100, reported: bool = True) -> 
     )
 
 
-def tool(turn: int, start: float, end: float, status: str = "success") -> ToolCall:
-    return ToolCall(tool="t", arguments={}, status=status, start=start, end=end, turn=turn)  # type: ignore[arg-type]
+def tool(
+    turn: int, start: float, end: float, status: str = "success", error: str | None = None
+) -> ToolCall:
+    return ToolCall(
+        tool="t",
+        arguments={},
+        status=status,  # type: ignore[arg-type]
+        error_type=error,
+        start=start,
+        end=end,
+        turn=turn,
+    )
 
 
 def record(
@@ -99,6 +109,21 @@ def test_tool_call_success_counts_unparseable_turns_as_failures() -> None:
         wall=4.0,
     )
     assert run.tool_turns() == (4, 1)  # cut off: every turn asked for a tool
+
+
+def test_schema_valid_turns_count_calls_that_ran_right_or_wrong() -> None:
+    calls = [call(i, i + 1) for i in range(5)]
+    tools = [
+        tool(0, 0.5, 0.6),  # ran, succeeded
+        tool(1, 1.5, 1.6, "error", "tool_error"),  # ran, the tool said no: still schema-valid
+        tool(2, 2.5, 2.6, "error", "validation_error"),  # never got past the schema
+        tool(3, 3.5, 3.6, "error", "unknown_tool"),
+    ]
+    run = record("s", False, calls=calls, tools=tools, wall=5.0)  # turn 4: the final answer
+    assert run.tool_turns() == (4, 1)
+    assert run.schema_valid_turns() == 2
+    metrics = agent_metrics("a", [run])
+    assert (metrics.schema_valid_turns, metrics.schema_valid_rate) == (2, 0.5)
 
 
 def test_a_run_ending_on_an_unparsable_tool_call_counts_it_as_a_failed_turn() -> None:

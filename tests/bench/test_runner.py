@@ -11,7 +11,13 @@ from tether.bench.backends import BackendSpec
 from tether.bench.cli import bench_app
 from tether.bench.harness import Harness
 from tether.bench.report import markdown, write_report
-from tether.bench.runner import BenchResult, RunPlan, run_benchmark, sample_scenarios
+from tether.bench.runner import (
+    BenchResult,
+    RunPlan,
+    run_benchmark,
+    sample_scenarios,
+    simplest_scenarios,
+)
 from tether.bench.scenarios import Scenario
 
 AGENTS = ["tether", "agent_executor", "create_agent"]
@@ -86,6 +92,18 @@ def test_samples_spread_over_categories_deterministically(scenarios: list[Scenar
     assert picked == sample_scenarios(scenarios, 14, seed=1)
     assert len({s.category for s in picked}) == 7 and len(picked) == 14
     assert [s.id for s in picked] == [s.id for s in scenarios if s in picked]
+
+
+def test_the_simplest_are_one_and_two_call_plans_chosen_deterministically(
+    scenarios: list[Scenario],
+) -> None:
+    picked = simplest_scenarios(scenarios, 12)
+    assert picked == simplest_scenarios(scenarios, 12)
+    assert [s.id for s in picked] == [s.id for s in scenarios if s in picked]  # file order
+    calls = sorted(len(s.gold_actions) for s in picked)
+    assert calls == [1] * 8 + [2] * 4
+    assert all(s.expected_termination == "completed" and not s.fault_plan for s in picked)
+    assert len({s.category for s in picked}) > 1  # spread, not the file's first twelve
 
 
 def test_the_command_runs_and_reports(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT
-from tether.llm.schema_shape import FREE_TEXT_CHARS, grammar_pattern
+from tether.llm.embedded import default_threads
+from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
+from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.llm.toolpick import callable_from, select_tools
 from tether.testing import ScriptedChatModel, run_traced
@@ -88,7 +89,8 @@ def test_profile_request_is_capped_action_first_and_cold() -> None:
         for b in schema["properties"]["action"]["anyOf"]
         if b["properties"].get("tool") == {"const": "query_order"}
     )
-    assert branch["properties"]["order_id"]["pattern"] == "^ORD-[0-9]{4}-[0-9]{3,}$"
+    bounded = f"^ORD-[0-9]{{4}}-[0-9]{{3,{3 + REPEAT_SLACK}}}$"  # an open repeat gets a bound
+    assert branch["properties"]["order_id"]["pattern"] == bounded
     assert state["status"] == "completed"
 
 
@@ -112,7 +114,8 @@ def test_repeated_successful_call_forces_a_final_answer_the_model_writes() -> No
     final_schema = _schema(model, 2)
     assert _offered(model, 2) == []
     assert final_schema["properties"]["action"]["anyOf"][0]["required"] == ["final_answer"]
-    assert FINAL_ONLY_NOTE in str(model.calls[2].messages[0].content)
+    system = [str(model.calls[i].messages[0].content) for i in (1, 2)]
+    assert system[1] == f"{system[0]}\n\n{FINAL_ONLY_NOTE}"  # same listing: the prefix is cached
     assert state["status"] == "completed"
     assert state["answer"] == answer  # the model's words, not the loop's
 
@@ -210,3 +213,42 @@ def test_world_tool_descriptions_hold_no_callable_ids(tmp_path: Any) -> None:
     for pattern in patterns:
         found = re.search(pattern.encode().decode("unicode_escape"), descriptions)
         assert found is None, (pattern, found)
+
+
+def test_the_offer_is_matched_on_the_task_and_stays_put_as_results_arrive() -> None:
+    replies = [_call("query_order", order_id=ORDER), _final("pending")]
+    _, model = _run(replies)
+    assert model.calls[1].messages[0].content == model.calls[0].messages[0].content
+    listing = str(model.calls[0].messages[0].content)
+    names = re.findall(r"^- (\w+):", listing, re.MULTILINE)
+    assert names == ["convert_currency", "query_order"]  # best match for the task last
+    assert "arguments: order_id: " in listing and '"properties"' not in listing  # plain text
+
+
+def test_brief_listing_takes_the_first_sentence() -> None:
+    assert first_sentence("Look it up. Then pay.") == "Look it up."
+    assert first_sentence("查询订单。再付款。") == "查询订单。"
+    assert first_sentence("no stop at all") == "no stop at all"
+
+
+def test_notes_name_no_content_a_model_could_copy_as_its_answer() -> None:
+    copyable = re.compile(r"your (final )?answer|own words|values you found|for the user", re.I)
+    for text in (JSON_FORMAT, FINAL_ONLY_NOTE):
+        assert not copyable.search(text), text
+
+
+def test_open_repeats_are_bounded_only_when_asked() -> None:
+    pattern = r"^U\d{4,}$"
+    assert grammar_pattern(pattern) == "^U[0-9]{4,}$"
+    bounded = grammar_pattern(pattern, bounded=True)
+    assert re.fullmatch(bounded, "U0001") and re.fullmatch(bounded, "U" + "1" * (4 + REPEAT_SLACK))
+    assert not re.fullmatch(bounded, "U" + "1" * (5 + REPEAT_SLACK))
+    assert grammar_pattern(r"^a\{3,}$", bounded=True) == r"^a\{3,}$"  # a literal brace
+
+
+@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (4, 3), (64, 8)])
+def test_llama_cpp_leaves_a_core_free(
+    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int
+) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    assert default_threads() == threads

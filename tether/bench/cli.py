@@ -41,6 +41,9 @@ def bench(  # one line per flag; the flags only fill BenchOptions
     personas: Annotated[str, Opt(help="sim: comma-separated personas.")] = "strong",
     trials: Annotated[int, Opt(min=1, help="Runs per scenario, agent and seed.")] = 1,
     sample: Annotated[int | None, Opt(min=1, help="Only N scenarios.")] = None,
+    simplest: Annotated[
+        int | None, Opt(min=1, help="Only the N simplest (2/3 one gold call, 1/3 two).")
+    ] = None,
     category: Annotated[list[str] | None, Opt(help="Only these categories.")] = None,
     gguf: Annotated[str | None, Opt(help="local: GGUF file to serve.")] = None,
     protocol: Annotated[str | None, Opt(help="tether: react, json_schema or native.")] = None,

@@ -7,6 +7,9 @@
 * tool-call success rate (the seed's): model turns that asked for a tool and got a valid,
   successful call, over all turns that asked for a tool; unparseable replies count as failed
   turns, and only the final answer that ended a run is not a tool turn.
+* schema-valid call rate: tool turns whose call parsed and passed the tool's schema (the
+  tool ran, whatever it answered), over the same tool turns; with the tool-call success rate
+  it separates calls that were malformed from calls that were well-formed but wrong.
 * per-step latency: a step runs from one model call's start to the next one's (or the run's
   end); mean, p50 and p95 over all steps. Framework overhead per step: the step's time minus
   time inside the model, inside tools and waiting between retries of a tool call.
@@ -120,6 +123,9 @@ class AgentMetrics(BaseModel):
     tool_turns: int
     tool_turns_ok: int
     tool_call_success_rate: float
+    schema_valid_turns: int = 0
+    schema_valid_rate: float = 0.0
+    """Tool turns whose call parsed and passed its tool's schema (the tool ran)."""
     mean_step_latency_s: float
     p50_step_latency_s: float
     p95_step_latency_s: float
@@ -179,6 +185,8 @@ def agent_metrics(agent: str, records: Sequence[RunRecord]) -> AgentMetrics:
         tool_turns=asked,
         tool_turns_ok=ok_turns,
         tool_call_success_rate=ok_turns / asked if asked else 0.0,
+        schema_valid_turns=(valid := sum(r.schema_valid_turns() for r in runs)),
+        schema_valid_rate=valid / asked if asked else 0.0,
         mean_step_latency_s=_mean(steps),
         p50_step_latency_s=percentile(steps, 50),
         p95_step_latency_s=percentile(steps, 95),

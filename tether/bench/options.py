@@ -39,6 +39,8 @@ class BenchOptions(BaseModel):
     protocol: Protocol | None = None
     api_key: str = "EMPTY"
     sample: int | None = Field(None, ge=1)
+    simplest: int | None = Field(None, ge=1)
+    """Only the N simplest scenarios (runner.simplest_scenarios)."""
     categories: list[str] = Field(default_factory=list)
     fault_rate: float | None = Field(None, ge=0, le=1)
     """sim: override the persona's fault rate."""

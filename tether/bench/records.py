@@ -11,6 +11,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+SCHEMA_ERRORS = frozenset({"validation_error", "unknown_tool"})
+"""A tool call's error types that say it never got past the tool's schema."""
+
 TerminationKind = Literal["completed", "max_steps", "no_progress", "failed", "partial", "error"]
 """completed: the agent ended with its own final answer. max_steps: a step, call or recursion
 cap cut it off. no_progress / failed / partial: a controller stopped it (loop, breaker,
@@ -177,14 +180,24 @@ class RunRecord(BaseModel):
         A turn succeeded when a call made for it came back successful (after in-place retries,
         if the agent retries).
         """
+        asked = self._asked_turns()
+        ok = {t.turn for t in self.tool_calls if t.status == "success"}
+        return len(asked), len(ok & asked)
+
+    def schema_valid_turns(self) -> int:
+        """Tool turns (as :meth:`tool_turns` counts them) with a call that parsed and passed
+        its tool's schema: the tool ran, whatever it answered. Constrained decoding makes
+        calls well-formed; this says how many were, apart from whether they were right."""
+        valid = {t.turn for t in self.tool_calls if t.error_type not in SCHEMA_ERRORS}
+        return len(valid & self._asked_turns())
+
+    def _asked_turns(self) -> set[int]:
         calls = self.model_calls
-        asked = [
+        return {
             i
             for i, call in enumerate(calls)
             if call.asked_tool or not (self.termination == "completed" and i == len(calls) - 1)
-        ]
-        ok = {t.turn for t in self.tool_calls if t.status == "success"}
-        return len(asked), len(ok & set(asked))
+        }
 
     # --- writes under the operator ----------------------------------------------------------
     @property
@@ -217,6 +230,7 @@ class RunRecord(BaseModel):
             "usage_complete": self.usage_complete,
             "tool_turns": asked,
             "tool_turns_ok": ok,
+            "schema_valid_turns": self.schema_valid_turns(),
             "step_latencies": [round(x, 6) for x in self.step_latencies()],
         } | self.writes_summary()
 

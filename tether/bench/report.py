@@ -82,6 +82,7 @@ def headline_rows(metrics: list[AgentMetrics], k_max: int) -> list[tuple[str, li
                 for m in metrics
             ],
         ),
+        schema_valid_row(metrics),
         ("Mean per-step latency", [f"{m.mean_step_latency_s:.3f} s" for m in metrics]),
         (
             "Step latency p50 / p95",
@@ -116,6 +117,14 @@ def write_rows(metrics: list[AgentMetrics]) -> list[tuple[str, list[str]]]:
             [after_rejection_cell(x) for x in w],
         ),
     ]
+
+
+def schema_valid_row(metrics: list[AgentMetrics]) -> tuple[str, list[str]]:
+    """Tool turns whose call parsed and passed its schema, right or wrong."""
+    cells = [
+        f"{_pct(m.schema_valid_rate)} ({m.schema_valid_turns}/{m.tool_turns})" for m in metrics
+    ]
+    return "Schema-valid calls", cells
 
 
 def markdown(result: BenchResult) -> str:

@@ -85,6 +85,32 @@ def sample_scenarios(scenarios: Sequence[Scenario], n: int, seed: int) -> list[S
     return [s for s in scenarios if s.id in chosen]
 
 
+def simplest_scenarios(scenarios: Sequence[Scenario], n: int) -> list[Scenario]:
+    """The ``n`` simplest scenarios by their own gold plans, deterministically: two thirds
+    with one gold call, the rest with two (8 and 4 of 12), among those that expect a
+    completed run with no injected fault; spread round-robin over categories, file order
+    within each, returned in file order."""
+    plain = [s for s in scenarios if s.expected_termination == "completed" and not s.fault_plan]
+    doubles = n // 3
+    chosen = _round_robin([s for s in plain if len(s.gold_actions) == 1], n - doubles)
+    chosen += _round_robin([s for s in plain if len(s.gold_actions) == 2], doubles)
+    ids = {s.id for s in chosen}
+    return [s for s in scenarios if s.id in ids]
+
+
+def _round_robin(scenarios: Sequence[Scenario], n: int) -> list[Scenario]:
+    by_category: dict[str, list[Scenario]] = defaultdict(list)
+    for scenario in scenarios:
+        by_category[scenario.category].append(scenario)
+    queues = [list(v) for _, v in sorted(by_category.items())]
+    picked: list[Scenario] = []
+    while len(picked) < n and any(queues):
+        for pending in queues:
+            if pending and len(picked) < n:
+                picked.append(pending.pop(0))
+    return picked
+
+
 def run_benchmark(
     plan: RunPlan,
     backend: Backend,
@@ -287,4 +313,5 @@ __all__ = [
     "run_in_processes",
     "run_one",
     "sample_scenarios",
+    "simplest_scenarios",
 ]

@@ -13,7 +13,13 @@ from typing import Any
 
 from tether.bench.backends import BackendSpec
 from tether.bench.options import BenchOptions
-from tether.bench.runner import BenchResult, RunPlan, run_in_processes, sample_scenarios
+from tether.bench.runner import (
+    BenchResult,
+    RunPlan,
+    run_in_processes,
+    sample_scenarios,
+    simplest_scenarios,
+)
 from tether.bench.scenarios import SCENARIO_PATH, Scenario, load_scenarios
 from tether.bench.simulator import FAULT_KINDS
 from tether.errors import TetherError
@@ -37,10 +43,13 @@ class SuiteResult:
 
 
 def select_scenarios(options: BenchOptions) -> list[Scenario]:
-    """The scenario file (shipped by default), filtered by category and sampled."""
+    """The scenario file (shipped by default), filtered by category, the simplest kept, and
+    sampled."""
     loaded = load_scenarios(options.scenarios or SCENARIO_PATH)
     if options.categories:
         loaded = [s for s in loaded if s.category in set(options.categories)]
+    if options.simplest is not None:
+        loaded = simplest_scenarios(loaded, options.simplest)
     if options.sample is not None:
         loaded = sample_scenarios(loaded, options.sample, options.seeds[0])
     if not loaded:

@@ -19,7 +19,6 @@ from tenacity import RetryCallState, wait_exponential
 
 from tether.graph import side_effects
 from tether.graph.rules import Rule
-from tether.llm.toolpick import context_text, select_tools
 from tether.settings import AgentSettings
 from tether.state import (
     FAILURE_KINDS,
@@ -63,40 +62,6 @@ def before_call(
             f"next prompt ~{prompt_tokens} tokens"
         ),
     }
-
-
-def final_only(state: AgentState, settings: AgentSettings) -> bool:
-    """Small-model profile: offer only the final answer after the model repeated a call that
-    had already succeeded (its latest step that was not an unreadable reply), since the result
-    it needs is in hand. The model still writes the answer; the loop never does."""
-    if not settings.small_profile:
-        return False
-    for record in reversed(state.get("history", [])):
-        if record["kind"] == "parse_failure":
-            continue
-        if record["kind"] != "success" or not record["fingerprint"]:
-            return False
-        call = state.get("calls", {}).get(call_key(record["fingerprint"]))
-        return call is not None and call["runs"] >= 2 and call["outcomes"][-2:] == 2 * ["success"]
-    return False
-
-
-def offered_tools(
-    state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
-) -> list[BaseTool]:
-    """The tools this step offers: none when only the final answer is; else the best
-    matches for the task and the latest result, with every tool already run kept."""
-    if final_only(state, settings):
-        return []
-    results = state.get("tool_buffer", [])
-    used = {entry["tool"] for entry in results}
-    query = "\n".join([state.get("task", ""), context_text([e["result"] for e in results[-1:]])])
-    return select_tools(tools, query, settings.tool_offer, used)
-
-
-def sampling_temperature(state: AgentState, settings: AgentSettings) -> float:
-    """0 under the small-model profile (a weak model's samples wander); else the state's."""
-    return 0.0 if settings.small_profile else state.get("temperature", settings.temperature)
 
 
 # --- a proposed call --------------------------------------------------------------------------

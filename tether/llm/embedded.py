@@ -89,12 +89,16 @@ def check_gguf(path: Path | str) -> Path:
 
 
 def default_threads() -> int:
-    """CPU threads for llama.cpp: the cores this process may use, at most 8."""
+    """CPU threads for llama.cpp: one fewer than the cores this process may use (at least
+    one, at most 8). llama.cpp's threads wait for each other at every layer, so one that
+    loses its core stalls them all: with the agent's own work (streaming, parsing, printing)
+    or anything else on the machine taking a core, two threads on two cores ran several
+    times slower than one."""
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         available = os.cpu_count() or 1
-    return max(1, min(available, MAX_DEFAULT_THREADS))
+    return max(1, min(available - 1, MAX_DEFAULT_THREADS))
 
 
 class EmbeddedServer:

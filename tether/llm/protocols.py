@@ -12,6 +12,7 @@ the ``protocol`` setting's Literal).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,10 +31,11 @@ from tether.state import Proposal
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 NOTE_ERROR_CHARS = 160
 FINAL_ONLY_NOTE = (
-    "You repeated a tool call that had already succeeded; its result is in the tool results. "
-    "No tool is offered now: write your final answer for the user, in your own words, with "
-    "the values those results give."
+    "The same call succeeded twice; its result is in the tool results. No tool is offered "
+    'now: only "final_answer".'
 )
+"""Said when only the final answer is offered. It names no content for the answer: a small
+model copies descriptive phrases and placeholders into its answer word for word."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class OutputProtocol:
     def system_prompt(self, offer: Offer) -> str:
         parts = [SYSTEM_HEADER]
         if self.lists_tools:
-            parts.append(describe_tools(list(offer.tools)))
+            parts.append(describe_tools(list(offer.tools), brief=offer.small))
         parts.append(self.format_instructions)
         if offer.final_only:
             parts.append(FINAL_ONLY_NOTE)
@@ -113,12 +115,10 @@ class ReactProtocol(OutputProtocol):
         return parse_react(reply.text, truncated=truncated)
 
 
-JSON_FORMAT = """Reply with one JSON object and nothing else. Its "action" key holds either a
-tool call, an object with "tool" (the name of one tool listed above) and "arguments" (that
-tool's arguments, with values taken from the task or from tool results), or, when the task is
-done or cannot be done with these tools, an object with "final_answer" (your answer for the
-user, in your own words, with the values you found). Its "thought" key holds one short
-sentence on why."""
+JSON_FORMAT = """Reply with one JSON object. Its "action" holds "tool" and "arguments" to call
+one tool listed above, with values from the task or from tool results; or "final_answer" once
+the tool results hold what the task asks, or when no tool listed can do it. "thought" says
+why."""
 
 
 class JsonSchemaProtocol(OutputProtocol):
@@ -187,10 +187,16 @@ PROTOCOLS: dict[str, OutputProtocol] = {
 }
 
 
-def describe_tools(tools: list[BaseTool]) -> str:
-    """One block per tool: name, description and the JSON schema of its arguments."""
+def describe_tools(tools: list[BaseTool], *, brief: bool = False) -> str:
+    """One block per tool: name, description and the JSON schema of its arguments.
+
+    ``brief`` (the small-model profile): the description's first sentence and each
+    argument's description, as plain text: the schema the server enforces carries the
+    arguments' types and patterns, and every prompt token costs time on a CPU."""
     if not tools:
         return "Tools: none are available right now."
+    if brief:
+        return "Tools:\n" + "\n".join(_brief_line(tool) for tool in tools)
     blocks = []
     for tool in tools:
         schema = tool.args_schema
@@ -201,6 +207,26 @@ def describe_tools(tools: list[BaseTool]) -> str:
         )
         blocks.append(f"- {tool.name}: {tool.description}\n  arguments: {args}")
     return "Tools:\n" + "\n".join(blocks)
+
+
+def _brief_line(tool: BaseTool) -> str:
+    schema = tool.args_schema
+    fields = (
+        schema.model_fields.items()
+        if isinstance(schema, type) and issubclass(schema, BaseModel)
+        else []
+    )
+    args = "; ".join(
+        f"{name}: {' '.join((info.description or '').split())}" for name, info in fields
+    )
+    return f"- {tool.name}: {first_sentence(tool.description)}\n  arguments: {args or 'none'}"
+
+
+def first_sentence(text: str) -> str:
+    """The text up to its first full stop (Latin or Chinese), on one line."""
+    flat = " ".join(text.split())
+    match = re.search(r"(?<=[.!?])\s|(?<=[。！？])", flat)
+    return flat[: match.start()].strip() if match else flat
 
 
 def _compact_schema(schema: type[BaseModel]) -> dict[str, object]:

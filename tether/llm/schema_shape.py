@@ -8,12 +8,15 @@ Three things a server's structured-output backend needs that pydantic's schemas 
 * ``\\d`` in a pattern becomes ``[0-9]``: llama.cpp's schema-to-grammar converter does not
   support the escape and silently accepts any string instead.
 * Under the small-model profile every free-text string (no enum, const, pattern or format)
-  gets a ``maxLength``, so a weak model cannot write a 512-token run of digits into one.
+  gets a ``maxLength``, and every open repeat in a pattern (``{3,}``) an upper bound
+  (``{3,9}``), so a weak model cannot write a 512-token run of digits into one: it did, into
+  ``^U[0-9]{4,}$``, at temperature 0. llama.cpp ignores ``maxLength`` next to a ``pattern``.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -21,6 +24,9 @@ from pydantic import BaseModel
 
 REF_PREFIX = "#/$defs/"
 FREE_TEXT_CHARS = 200
+REPEAT_SLACK = 6
+"""How much longer than its shortest form an open repeat may run under the small profile."""
+_OPEN_REPEAT = re.compile(r"(?<!\\)\{(\d+),\}")
 _CONSTRAINED = ("enum", "const", "pattern", "format", "maxLength")
 
 
@@ -73,7 +79,7 @@ def for_grammar(node: Any, *, cap_free_text: bool) -> Any:
         return node
     shaped = {
         key: (
-            grammar_pattern(value)
+            grammar_pattern(value, bounded=cap_free_text)
             if key == "pattern" and isinstance(value, str)
             else for_grammar(value, cap_free_text=cap_free_text)
         )
@@ -90,8 +96,16 @@ def _is_free_text(node: dict[str, Any]) -> bool:
     return is_string and not any(key in node for key in _CONSTRAINED)
 
 
-def grammar_pattern(pattern: str) -> str:
-    """``\\d`` as ``[0-9]`` (``0-9`` inside a character class); every other escape kept."""
+def grammar_pattern(pattern: str, *, bounded: bool = False) -> str:
+    """``\\d`` as ``[0-9]`` (``0-9`` inside a character class); every other escape kept.
+    ``bounded``: every ``{n,}`` becomes ``{n,n+REPEAT_SLACK}``."""
+    written = _digit_classes(pattern)
+    if not bounded:
+        return written
+    return _OPEN_REPEAT.sub(lambda m: f"{{{m[1]},{int(m[1]) + REPEAT_SLACK}}}", written)
+
+
+def _digit_classes(pattern: str) -> str:
     out: list[str] = []
     in_class = False
     i = 0

@@ -22,8 +22,8 @@ from tether.llm.schema_shape import for_grammar, merge_defs, tool_arguments
 from tether.state import Proposal
 
 THOUGHT_CHARS = 400
-SMALL_THOUGHT_CHARS = 160
-SMALL_ANSWER_CHARS = 400
+SMALL_THOUGHT_CHARS = 80
+SMALL_ANSWER_CHARS = 240
 
 
 def action_schema(

@@ -74,11 +74,17 @@ def bm25_scores(documents: Sequence[list[str]], query: list[str]) -> list[float]
 
 
 def select_tools(
-    tools: Sequence[BaseTool], query: str, k: int | None, keep: Collection[str] = ()
+    tools: Sequence[BaseTool],
+    query: str,
+    k: int | None,
+    keep: Collection[str] = (),
+    *,
+    ranked: bool = False,
 ) -> list[BaseTool]:
-    """The tools to offer, in their registered order: all of them when ``k`` is None or
-    covers them; else the ``k`` best matches for ``query`` (ties with the ``k``-th kept),
-    the tools ``query`` names, and the tools named in ``keep`` (already used)."""
+    """The tools to offer, in their registered order (``ranked``: best match last): all of
+    them when ``k`` is None or covers them; else the ``k`` best matches for ``query`` (ties
+    with the ``k``-th kept), the tools ``query`` names, and the tools named in ``keep``
+    (already used)."""
     if k is None or len(tools) <= k:
         return list(tools)
     scores = bm25_scores([terms(tool_text(t)) for t in tools], terms(query))
@@ -92,12 +98,13 @@ def select_tools(
         or t.name in keep
         or callable_from(t, words)
     }
-    ranked = sorted(range(len(tools)), key=lambda i: -scores[i])
-    for i in ranked:  # with too few matches, fill up to k by rank (then registered order)
+    order = sorted(range(len(tools)), key=lambda i: -scores[i])
+    for i in order:  # with too few matches, fill up to k by rank (then registered order)
         if len(chosen) >= k:
             break
         chosen.add(tools[i].name)
-    return [t for t in tools if t.name in chosen]
+    listed = reversed(order) if ranked else range(len(tools))
+    return [tools[i] for i in listed if tools[i].name in chosen]
 
 
 def callable_from(tool: BaseTool, words: Collection[str]) -> bool:

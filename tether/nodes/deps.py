@@ -46,6 +46,7 @@ class Prepared:
 
     protocol: OutputProtocol
     tools: list[BaseTool]
+    """The tools the model may call at this step (none when only the final answer is)."""
     frame: PromptFrame
     model: Runnable[Any, Any]
     call_kwargs: dict[str, Any]
@@ -167,7 +168,8 @@ class Deps:
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = _unbound(*protocol.prepare(model, offer))
-        made = Prepared(protocol, list(offered), PromptFrame(system, tokens), bound, kwargs)
+        callable_now = [] if final_only else list(offered)  # listed, but not offered
+        made = Prepared(protocol, callable_now, PromptFrame(system, tokens), bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()

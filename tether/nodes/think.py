@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 
 from tether.errors import ModelCallError
-from tether.graph import decisions
+from tether.graph import decisions, small_model
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
@@ -33,6 +33,7 @@ class Call:
     messages: list[BaseMessage]
     prompt_tokens: int
     kwargs: dict[str, Any]
+    final_only: bool = False
 
 
 class Think(Node):
@@ -58,8 +59,8 @@ class Think(Node):
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
-        offered = decisions.offered_tools(state, self.deps.registry.tools(), settings)
-        final_only = decisions.final_only(state, settings)
+        offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
+        final_only = small_model.final_only(state, settings)
         prepared = self.deps.prepared(settings, offered, final_only=final_only)
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
@@ -87,9 +88,9 @@ class Think(Node):
         if verdict:
             emit(step, "decision", {"stop": verdict})
             return end_run(state, verdict)
-        temperature = decisions.sampling_temperature(state, settings)
+        temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
-        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
+        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs, final_only)
 
     def _cancel_request(self) -> str | None:
         store = self.deps.cancel_store
@@ -205,6 +206,7 @@ def _call_detail(
     detail: dict[str, Any] = {
         "temperature": call.kwargs["temperature"],
         "offered": [tool.name for tool in call.prepared.tools],
+        "final_only": call.final_only,
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
         "prompt_estimate": call.prompt_tokens,

@@ -91,7 +91,7 @@ class OrderTools:
         """Look up an order: status, items, subtotal, coupon, member tier, shipping fee, address,
         payments and the actions its status allows. The amount to pay is what compute_discount
         returns for the order's subtotal, member_tier, coupon_code and shipping_fee.
-        查询订单详情。"""
+        查询订单的状态与详情。"""
         with self._engine.connect() as conn:
             order = _require_order(conn, order_id)
             items = order_items(conn, order_id)

@@ -27,6 +27,12 @@ def _tether(harness: Harness, protocol: str | None) -> BenchAgent:
     return TetherAgent(harness=harness, protocol=protocol)
 
 
+def _tether_small(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether.bench.agents.tether_agent import TetherSmallAgent
+
+    return TetherSmallAgent(harness=harness, protocol=protocol)
+
+
 def _agent_executor(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
     def make(harness: Harness, protocol: str | None) -> BenchAgent:
         from tether.bench.agents.agent_executor import AgentExecutorAgent
@@ -53,6 +59,7 @@ def _gold(harness: Harness, protocol: str | None) -> BenchAgent:
 
 FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
     "tether": _tether,
+    "tether_small": _tether_small,
     "agent_executor": _agent_executor(stock=False),
     "agent_executor_stock": _agent_executor(stock=True),
     "create_agent": _create_agent(stock=False),

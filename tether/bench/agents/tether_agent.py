@@ -42,9 +42,12 @@ def tether_settings(
     harness: Harness | None = None,
     protocol: str | None = None,
     approval_tools: Collection[str] = (),
+    small_model: bool | None = None,
 ) -> AgentSettings:
-    """Default AgentSettings with the shared chat parameters, the harness, and approval gates
-    on exactly ``approval_tools`` (named, so no environment setting can change the set)."""
+    """Default AgentSettings with the shared chat parameters, the harness, approval gates on
+    exactly ``approval_tools`` (named, so no environment setting can change the set), and
+    ``small_model`` switching the small-model profile on (a URL is never the embedded model,
+    so it is off by default)."""
     h = harness or Harness()
     values: dict[str, Any] = {
         "base_url": base_url,
@@ -61,6 +64,8 @@ def tether_settings(
     if protocol is not None:
         values["protocol"] = protocol
     values["approval_tools"] = sorted(approval_tools)
+    if small_model is not None:
+        values["small_model"] = small_model
     return load_settings(**values)
 
 
@@ -76,8 +81,10 @@ class TetherAgent(BenchAgent):
         sleep: Sleep | None = None,
         seed: int = 0,
         protocol: str | None = None,
+        small_model: bool | None = None,
     ) -> None:
         self.harness = harness or Harness()
+        self.small_model = small_model
         if sleep is not None:
             self.sleep = sleep
         self.seed = seed
@@ -92,6 +99,7 @@ class TetherAgent(BenchAgent):
             timeout=1.0,
             harness=self.harness,
             protocol=self.protocol,
+            small_model=self.small_model,
         )
         ceiling = [
             min(s.retry_max_delay, s.retry_base_delay * 2 ** (a - 1))
@@ -128,6 +136,7 @@ class TetherAgent(BenchAgent):
             harness=self.harness,
             protocol=self.protocol,
             approval_tools=desk.tools,
+            small_model=self.small_model,
         )
         checkpointer, config = new_thread()
         graph = build_graph(
@@ -145,3 +154,12 @@ class TetherAgent(BenchAgent):
             termination=_STATUSES.get(status, "error"),
             reason=str(state.get("reason", "")),
         )
+
+
+class TetherSmallAgent(TetherAgent):
+    """tether with the small-model profile on, as it runs on the embedded model."""
+
+    name = "tether_small"
+
+    def __init__(self, *, harness: Harness | None = None, protocol: str | None = None) -> None:
+        super().__init__(harness=harness, protocol=protocol, small_model=True)

@@ -212,8 +212,12 @@ def _pieces(text: str) -> list[str]:
 class SimulatorServer:
     """Serves a :class:`Simulator` on 127.0.0.1 (a free port) in a background thread."""
 
-    def __init__(self, simulator: Simulator, *, startup_timeout: float = 10.0) -> None:
+    def __init__(
+        self, simulator: Simulator, *, startup_timeout: float = 10.0, port: int = 0
+    ) -> None:
+        """``port`` 0: the OS picks a free one."""
         self.simulator = simulator
+        self.port = port
         self.startup_timeout = startup_timeout
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
@@ -232,7 +236,7 @@ class SimulatorServer:
         config = uvicorn.Config(
             create_app(self.simulator),
             host=HOST,
-            port=0,
+            port=self.port,
             log_level="warning",
             lifespan="off",
             access_log=False,
