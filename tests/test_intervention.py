@@ -187,3 +187,18 @@ def test_budget_can_change_for_a_resumed_run(world: World, store: RunStore) -> N
     result = agent.resume("t8", APPROVE, context={"token_budget": spent + 10})
     assert result.status == "partial"
     assert f"token budget {spent + 10}" in result.state["reason"]
+
+
+def test_a_rejected_call_proposed_again_is_refused_as_rejected(
+    world: World, store: RunStore
+) -> None:
+    replies = [*SEED_FLOW_REPLIES[:3], SEED_FLOW_REPLIES[2], final("not paid")]
+    model = ScriptedChatModel(responses=replies)
+    agent = Agent(AgentSettings(), store=store, registry=world.registry(), model=model)
+    agent.run(SEED_TASK, thread_id="t5")
+    result = agent.resume("t5", {"decisions": [{"type": "reject", "message": "no"}]})
+    assert result.status == "completed"  # refused without a second pause
+    last_prompt = "\n".join(m.text for m in model.calls[-1].messages)
+    assert "was rejected by the operator last time" in last_prompt
+    assert "failed on its last two runs" not in last_prompt
+    assert seed_payments(world) == []
