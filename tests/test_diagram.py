@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 from tether import build_graph
-from tether.graph.diagram import mermaid
 from tether.graph.routing import EDGE_LABELS
+from tether.loop.diagram import mermaid
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 

@@ -14,7 +14,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 from tests.scripts import act, final
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.graph import routing
-from tether.graph.builder import Edge
+from tether.loop.edge import Edge
 from tether.testing import ScriptedChatModel
 
 

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
         TetherError,
         TransientToolError,
     )
-    from tether.graph.builder import build_graph
     from tether.graph.rules import Rule, RuleDecision
     from tether.llm.model import make_chat_model
+    from tether.loop.builder import build_graph
     from tether.settings import AgentSettings
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
 
@@ -37,7 +37,7 @@ _EXPORTS = {
     "ToolRegistry": "tether.tools",
     "ToolStats": "tether.tools",
     "TransientToolError": "tether.errors",
-    "build_graph": "tether.graph.builder",
+    "build_graph": "tether.loop.builder",
     "error": "tether.tools",
     "make_chat_model": "tether.llm.model",
     "success": "tether.tools",

@@ -26,8 +26,8 @@ from tether.control.approval import (
 from tether.control.runs import RunSummary, list_runs, step_lines
 from tether.control.store import RunStore
 from tether.errors import TetherError
-from tether.graph.builder import build_graph
 from tether.graph.rules import Rule
+from tether.loop.builder import build_graph
 from tether.settings import AgentSettings
 from tether.state import TraceEvent
 from tether.tools.registry import ToolRegistry

@@ -52,7 +52,7 @@ def demo(
 ) -> None:
     """The design note's flow with a SCRIPTED model (no model server): query, discount, pay."""
     from tether.console import TracePrinter
-    from tether.graph.builder import build_graph
+    from tether.loop.builder import build_graph
     from tether.settings import load_settings
     from tether.testing import ScriptedChatModel
     from tether.world import World
@@ -81,6 +81,6 @@ def demo(
 @app.command()
 def graph() -> None:
     """Print the loop's graph as a Mermaid diagram."""
-    from tether.graph.diagram import mermaid
+    from tether.loop.diagram import mermaid
 
     sys.stdout.write(mermaid() + "\n")

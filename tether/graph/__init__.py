@@ -1,1 +1,4 @@
-"""The agent loop as a LangGraph StateGraph: state, decisions, routing, and the builder."""
+"""The agent loop's decisions and routing: pure functions over the state and the settings.
+
+The nodes (tether.nodes) call these; the loop that wires both is tether.loop.
+"""

@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.runnables import RunnableConfig
 
-from tether.graph.builder import build_graph
+from tether.loop.builder import build_graph
 from tether.settings import load_settings
 
 

@@ -20,7 +20,7 @@ from tether.bench.harness import Harness, VariantSettings
 from tether.bench.instrument import RecordingRegistry
 from tether.bench.records import Outcome, TerminationKind
 from tether.bench.scenarios import Scenario
-from tether.graph.builder import build_graph
+from tether.loop.builder import build_graph
 from tether.settings import AgentSettings, load_settings
 
 _STATUSES: dict[str, TerminationKind] = {
