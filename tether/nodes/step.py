@@ -55,7 +55,21 @@ def close_step(
     if record["kind"] == "parse_failure" and protocol is not None:
         note = protocol.failure_note(record["summary"])
     outcome = decisions.assess(state, record, rule, settings, failure_note=note)
-    update: dict[str, Any] = {
+    update = _step_record(state, outcome, settings)
+    if proposal["kind"] == "action":
+        update |= _call_memory(record, first_run)
+        if result is not None:
+            update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
+    _emit_decision(step, outcome)
+    return update | _ending(state, proposal, outcome, side_effects)
+
+
+def _step_record(
+    state: AgentState, outcome: decisions.Assessment, settings: AgentSettings
+) -> dict[str, Any]:
+    """The step's record and the counters it moves: what every closed step writes."""
+    record = outcome.record
+    return {
         "history": windowed([record], decisions.history_window(settings)),
         "success_streak": outcome.success_streak,
         "failure_streak": outcome.failure_streak,
@@ -64,29 +78,36 @@ def close_step(
         "hints": outcome.hints,
         "tool_attempts": 0,
     }
-    if proposal["kind"] == "action":
-        update |= _call_memory(record, first_run)
-        if result is not None:
-            update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
+
+
+def _emit_decision(step: int, outcome: decisions.Assessment) -> None:
+    """The trace's account of how the step was judged."""
     emit(
         step,
         "decision",
         {
-            "step_kind": record["kind"],
+            "step_kind": outcome.record["kind"],
             "decision": outcome.decision,
-            "reason": outcome.verdict["reason"] if outcome.verdict else record["summary"],
+            "reason": outcome.verdict["reason"] if outcome.verdict else outcome.record["summary"],
             "success_streak": outcome.success_streak,
             "failure_streak": outcome.failure_streak,
             "next_temperature": outcome.temperature,
             "hints": outcome.hints,
         },
     )
-    unresolved = unresolved_after(state, proposal, record, side_effects)
-    update |= {"unresolved": unresolved, "resolving": False}
+
+
+def _ending(
+    state: AgentState, proposal: Proposal, outcome: decisions.Assessment, side_effects: bool
+) -> dict[str, Any]:
+    """Where the run goes from here: on, a replay of a call whose outcome is unknown before
+    it may stop, or the end with the verdict's status."""
+    unresolved = unresolved_after(state, proposal, outcome.record, side_effects)
+    update: dict[str, Any] = {"unresolved": unresolved, "resolving": False}
     if must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
         assert unresolved is not None
         emit(
-            step,
+            state.get("steps", 0),
             "resolve",
             {"tool": unresolved.get("tool"), "arguments": unresolved.get("arguments")},
         )
