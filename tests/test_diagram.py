@@ -1,19 +1,24 @@
-"""The diagram is generated from the compiled graph, and the README shows the current one."""
+"""The diagram is generated from the compiled graph, and the README and docs/architecture.md
+show the current one."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+import pytest
+
 from tether import build_graph
 from tether.graph.routing import EDGE_LABELS
 from tether.loop.diagram import mermaid
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+ROOT = Path(__file__).parent.parent
 
 
-def test_readme_shows_the_current_diagram() -> None:
-    blocks = re.findall(r"```mermaid\n(.*?)\n```", README, re.S)
+@pytest.mark.parametrize("document", ["README.md", "docs/architecture.md"])
+def test_the_documents_show_the_current_diagram(document: str) -> None:
+    text = (ROOT / document).read_text(encoding="utf-8")
+    blocks = re.findall(r"```mermaid\n(.*?)\n```", text, re.S)
     assert mermaid().rstrip("\n") in blocks
 
 

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from tests.scripts import act, final
 from tether import AgentSettings, build_graph, tool
 from tether.agent import Agent, UnknownRunError
+from tether.console import TracePrinter
 from tether.control.approval import ApprovalError
 from tether.control.store import RunStore, open_run_store
 from tether.testing import ScriptedChatModel
@@ -202,3 +205,7 @@ def test_a_rejected_call_proposed_again_is_refused_as_rejected(
     assert "was rejected by the operator last time" in last_prompt
     assert "failed on its last two runs" not in last_prompt
     assert seed_payments(world) == []
+    (refused,) = [e for e in agent.trace("t5") if e["event"] == "refused"]
+    told = io.StringIO()
+    TracePrinter(Console(file=told, width=200)).event(refused)
+    assert "refused pay_order: this exact call was rejected by the operator" in told.getvalue()

@@ -35,7 +35,7 @@ STATUS_MEANS = {
 GATE_SAYS = {
     "run": "the call fits the tool's schema: running it",
     "approve": "this tool needs an operator's approval first",
-    "refuse": "refused without running: the same call failed twice already",
+    "refuse": "refused without running: the same call failed twice or was just rejected",
     "repeat": "not run: the same call again, one time too many",
 }
 
@@ -133,7 +133,8 @@ class TracePrinter:
         self._line("loop", f"operator's answer: {_short(detail)}", "yellow")
 
     def _on_refused(self, step: int, detail: dict[str, Any]) -> None:
-        self._line("loop", f"refused {detail['tool']}: it failed twice with these arguments", "red")
+        why = detail.get("why", "failed on its last two runs")
+        self._line("loop", f"refused {detail['tool']}: this exact call {why}", "red")
 
     def _on_memory_trimmed(self, step: int, detail: dict[str, Any]) -> None:
         self._line("loop", f"trimmed the prompt to fit: {_short(detail)}", "yellow")

@@ -29,7 +29,7 @@ FailureKind = Literal[
     "validation_error",  # the arguments did not match the tool's schema
     "unknown_tool",  # no tool of that name is registered
     "transient",  # a timeout, rate limit or 5xx still failing after the retries
-    "refused",  # the loop would not run a call that failed twice with these arguments
+    "refused",  # the loop would not run a call that failed twice or was just rejected
     "rejected",  # the operator rejected the call at an approval gate
     "parse_failure",  # the reply could not be read as an action or a final answer
     "rule_failure",  # a rule judged a successful result a failure

@@ -14,7 +14,7 @@ from tether.state import AgentState
 EDGE_LABELS: dict[tuple[str, str], str] = {
     ("think", "act"): "tool call",
     ("think", "approve"): "needs approval",
-    ("think", "refuse"): "failed twice",
+    ("think", "refuse"): "failed twice or rejected",
     ("think", "think"): "unusable reply",
     ("think", "__end__"): "stop",
     ("approve", "act"): "approved",

@@ -32,7 +32,7 @@ class Refuse(Node):
         emit(
             state["steps"],
             "refused",
-            {"tool": proposal.get("tool"), "arguments": proposal.get("arguments")},
+            {"tool": proposal.get("tool"), "arguments": proposal.get("arguments"), "why": why},
         )
         counter = self.deps.counter_for(settings)
         closed = close_step(state, settings, counter, proposal=proposal, result=result)
