@@ -193,7 +193,8 @@ def test_no_reply_tool_or_usage_escapes_the_loops_control(
         assert state["status"] == "running"
         return
     check(state, trace, limits)
-    assert graph.get_state(config).values["status"] == state["status"]  # the checkpoint reads
+    # the checkpoint reads back as the run ended, windows rebuilt from their stored writes
+    assert graph.get_state(config).values == state
 
 
 @settings(max_examples=max(5, EXAMPLES // 4), deadline=None)

@@ -2,7 +2,7 @@
 
 This is a leaf module (it imports nothing else from tether), so any part of the package can
 use its types. Everything the loop decides from is here, and every value is plain JSON-safe
-data, so a checkpoint is a complete, resumable picture of a run. What is only worth watching
+data, so a saved run is a complete, resumable picture of it. What is only worth watching
 (the trace) is streamed, not stored: see :class:`TraceEvent`.
 
 Statuses and failure kinds are listed here, once.
@@ -10,9 +10,12 @@ Statuses and failure kinds are listed here, once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Sequence
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
+from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
 
 # --- the vocabulary ---------------------------------------------------------------------------
@@ -158,8 +161,9 @@ class CallEvent(TypedDict):
 
 
 CALLS_KEPT = 16
+"""Distinct calls remembered (the most recent kept), so the state stays bounded."""
 HISTORY_KEPT = 4
-"""Distinct calls remembered (most recent first kept), so the state stays bounded."""
+"""Step records kept at least (the breaker and the switch may ask for more)."""
 
 
 def call_key(fingerprint: str) -> str:
@@ -168,6 +172,11 @@ def call_key(fingerprint: str) -> str:
 
 
 # --- reducers ---------------------------------------------------------------------------------
+# The buffers, the step records and the call memory are delta channels: a checkpoint stores
+# only the step's new entry (the node's write), not the whole list again, and LangGraph
+# rebuilds the value on load by folding the writes since the last snapshot. So each reducer
+# below has a per-update form and a batch form that folds it (the batch form is what a delta
+# channel calls, and folding is what makes replaying writes in any batching give one value).
 
 
 class WindowedAppend(TypedDict):
@@ -190,6 +199,11 @@ def keep_window(current: list[Any] | None, update: WindowedAppend | list[Any]) -
     return merged[-update["window"] :]
 
 
+def keep_windows(current: list[Any], updates: Sequence[WindowedAppend | list[Any]]) -> list[Any]:
+    """Batch form of :func:`keep_window`."""
+    return functools.reduce(keep_window, updates, current)
+
+
 def add_usage(current: Usage | None, spent: Usage) -> Usage:
     """Reducer: usage accumulates over the run (and over a resumed run)."""
     base = current or ZERO_USAGE
@@ -204,7 +218,7 @@ def record_calls(
     current: dict[str, CallRecord] | None, events: list[CallEvent]
 ) -> dict[str, CallRecord]:
     """Reducer for ``calls``: count runs, keep the last two outcomes, forget the oldest
-    calls past :data:`CALLS_KEPT`."""
+    calls past :data:`CALLS_KEPT` (after each event, so any batching of events agrees)."""
     calls = dict(current or {})
     for event in events:
         old = calls.pop(event["key"], {"runs": 0, "outcomes": []})
@@ -214,9 +228,16 @@ def record_calls(
         if "outcome" in event:
             record["outcomes"] = [*record["outcomes"], event["outcome"]][-2:]
         calls[event["key"]] = record  # re-inserted: the most recent go last
-    while len(calls) > CALLS_KEPT:
-        del calls[next(iter(calls))]
+        while len(calls) > CALLS_KEPT:
+            del calls[next(iter(calls))]
     return calls
+
+
+def record_call_batches(
+    current: dict[str, CallRecord], batches: Sequence[list[CallEvent]]
+) -> dict[str, CallRecord]:
+    """Batch form of :func:`record_calls`."""
+    return record_calls(current, [event for batch in batches for event in batch])
 
 
 # --- the graph's schemas ----------------------------------------------------------------------
@@ -238,9 +259,9 @@ class AgentState(TypedDict, total=False):
     """Stable across resume; tools derive idempotency keys from it."""
 
     # --- memory -------------------------------------------------------------------------
-    reasoning_buffer: Annotated[list[ReasoningEntry], keep_window]
+    reasoning_buffer: Annotated[list[ReasoningEntry], DeltaChannel(keep_windows)]
     """The last ``reasoning_window`` thoughts and actions."""
-    tool_buffer: Annotated[list[ToolResultEntry], keep_window]
+    tool_buffer: Annotated[list[ToolResultEntry], DeltaChannel(keep_windows)]
     """The last ``tool_window`` tool results."""
 
     # --- counters -----------------------------------------------------------------------
@@ -262,9 +283,9 @@ class AgentState(TypedDict, total=False):
     """Sampling temperature for the next model call."""
     hints: list[str]
     """Controller notes for the next prompt. Written by tether only, never from tool text."""
-    calls: Annotated[dict[str, CallRecord], record_calls]
+    calls: Annotated[dict[str, CallRecord], DeltaChannel(record_call_batches)]
     """Each distinct call's runs and last outcomes, for the refuse and repeat gates."""
-    history: Annotated[list[StepRecord], keep_window]
+    history: Annotated[list[StepRecord], DeltaChannel(keep_windows)]
     """The last steps' records: as many as the breaker and the switch need, at least
     ``HISTORY_KEPT``. The trace has every step."""
 
