@@ -123,11 +123,13 @@ def test_unknown_thread_is_a_clear_error(store: RunStore) -> None:
         agent.cancel("nope")
 
 
-def test_gate_without_a_checkpointer_fails_closed(world: World) -> None:
+# A thread id alone does not make a run resumable (LangGraph reports it to nodes all the same).
+@pytest.mark.parametrize("config", [None, {"configurable": {"thread_id": "t"}}])
+def test_gate_without_a_checkpointer_fails_closed(world: World, config: Any) -> None:
     model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES))
     graph = build_graph(AgentSettings(), model=model, registry=world.registry())
     with pytest.raises(ApprovalError, match="no checkpointer"):
-        graph.invoke({"task": SEED_TASK})
+        graph.invoke({"task": SEED_TASK}, config)
     assert seed_payments(world) == []
 
 

@@ -172,8 +172,11 @@ LONG_MODULES: dict[str, str] = {}
 LONG_FUNCTIONS: dict[str, str] = {}
 PRIVATE_IMPORTS = {
     "tether/nodes/approve.py:langgraph.constants.CONFIG_KEY_CHECKPOINTER": (
-        "a private constant langgraph re-exports for compatibility; LangGraph has no public "
-        "way to ask whether a run can pause, and the gate must fail closed without one"
+        "a private constant langgraph re-exports for compatibility; LangGraph (1.2) has no "
+        "public way to ask whether a run can pause: ExecutionInfo.thread_id is the caller's "
+        "thread id, checkpointer or not, and interrupt() without one returns instead of "
+        "failing; the gate must fail closed, and LangGraph's server passes its checkpointer "
+        "in the config, so the compiled graph's own attribute is not enough either"
     ),
 }
 CYCLE_EDGES: dict[tuple[str, str], str] = {}

@@ -33,6 +33,8 @@ class Approve(Node):
         if not proposal or proposal["kind"] != "action":
             raise RuntimeError("approve reached without a proposed call")
         tool = proposal.get("tool", "")
+        # LangGraph has no public way to ask whether a run can pause (tests/test_packaging.py
+        # says why); without a checkpointer an interrupt would return, not fail.
         if not get_config().get("configurable", {}).get(CONFIG_KEY_CHECKPOINTER):
             raise ApprovalError(
                 f"{tool} needs approval, but this graph has no checkpointer to pause on: pass "
