@@ -10,7 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.graph.small_model import writes_withheld
+from tether.graph.small_model import withheld, writes_withheld
 from tether.llm.embedded import default_threads
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
@@ -102,8 +102,15 @@ def test_profile_request_is_capped_action_first_and_cold() -> None:
     assert state["status"] == "completed"
 
 
-def test_an_id_pattern_nothing_in_the_context_matches_is_bounded() -> None:
+def test_a_tool_whose_id_the_context_lacks_is_listed_but_not_callable() -> None:
     _, model = _run([_final("which order?")], task="What is the status of my order?")
+    assert _offered(model, 0) == ["convert_currency"]
+    assert "- query_order(order_id)" in str(model.calls[0].messages[0].content)
+
+
+def test_an_id_pattern_nothing_in_the_context_matches_is_bounded() -> None:
+    task = "What is the status of my order?"  # only query_order: withholding it would leave none
+    _, model = _run([_final("which order?")], task=task, tools=[query_order])
     order_id = _arguments(model, 0, "query_order")["properties"]["order_id"]
     bounded = f"^ORD-[0-9]{{4}}-[0-9]{{3,{3 + REPEAT_SLACK}}}$"  # an open repeat gets a bound
     assert order_id["pattern"] == bounded and "enum" not in order_id
@@ -307,8 +314,8 @@ def test_id_arguments_take_only_ids_the_task_or_a_successful_result_holds() -> N
     _, model = _run(replies, task=task, tools=tools, offered_tools=None)
     first = _arguments(model, 0, "find_payment")["properties"]["order_id"]
     assert first["enum"] == [ORDER, "ORD-2024-002"] and "pattern" not in first
-    after_error = _arguments(model, 1, "payment_status")["properties"]
-    assert "enum" not in after_error["payment_id"]  # an error message is not a source of ids
+    # an error message is not a source of ids, and the tool that just failed is rested
+    assert _offered(model, 1) == ["find_payment"]
     after_result = _arguments(model, 2, "payment_status")["properties"]
     assert after_result["payment_id"]["enum"] == [PAYMENT]
 
@@ -340,3 +347,17 @@ def test_a_write_the_operator_rejected_is_withheld_afterwards() -> None:
     assert writes_withheld(state, [find_payment, refund]) == {"refund"}
     state["history"] = []
     assert writes_withheld(state, [find_payment, refund]) == set()
+
+
+def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
+    failed = {"step": 1, "kind": "tool_error", "summary": "x", "fingerprint": 'weather{"a":1}'}
+    later = {"step": 2, "kind": "success", "summary": "y", "fingerprint": 'send_note{"t":1}'}
+    unread = {"step": 2, "kind": "parse_failure", "summary": "z", "fingerprint": None}
+    settings = AgentSettings(small_model=True)
+    state: Any = {"history": [failed]}
+    assert withheld(state, TOOLS, settings, ()) == {"weather", "query_order"}  # no order id
+    state["history"] = [failed, unread]  # an unreadable reply does not end the rest
+    assert "weather" in withheld(state, TOOLS, settings, ())
+    state["history"] = [failed, later]
+    assert "weather" not in withheld(state, TOOLS, settings, ())
+    assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == frozenset()

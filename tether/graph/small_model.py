@@ -53,15 +53,50 @@ def offered_tools(
 
 
 def withheld(
-    state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
+    state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings, grounded: Grounded
 ) -> frozenset[str]:
     """Small-model profile: the listed tools the model may not call at this step (listed
-    still, so the prompt and the server's cache stay as they were): the writes
-    :func:`writes_withheld` names, unless that would leave nothing to call."""
+    still, so the prompt and the server's prompt cache stay as they were): the writes
+    :func:`writes_withheld` names, a tool whose required id has no value in the context
+    (:func:`ungrounded`), and the tool whose call failed at the last step (asked again at
+    temperature 0, the model proposes the same call). Nothing is withheld when that would
+    leave nothing to call."""
     if not settings.small_profile:
         return frozenset()
-    names = writes_withheld(state, tools)
+    names = writes_withheld(state, tools) | ungrounded(tools, grounded) | just_failed(state)
     return frozenset() if names >= {tool.name for tool in tools} else frozenset(names)
+
+
+def ungrounded(tools: Sequence[BaseTool], grounded: Grounded) -> set[str]:
+    """The tools with a required id argument (see :func:`grounded_ids`) of which the context
+    holds no value: called now, they could only be given an invented id."""
+    known = {pattern for pattern, _ in grounded}
+    names = set()
+    for tool in tools:
+        schema = tool.args_schema
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            continue
+        spec = schema.model_json_schema()
+        for name in spec.get("required", []):
+            pattern = spec.get("properties", {}).get(name, {}).get("pattern")
+            if isinstance(pattern, str) and _ID_PATTERN.match(pattern) and pattern not in known:
+                names.add(tool.name)
+    return names
+
+
+def just_failed(state: AgentState) -> set[str]:
+    """The tool whose call failed at the latest step that was not an unreadable reply."""
+    for record in reversed(state.get("history", [])):
+        if record["kind"] == "parse_failure":
+            continue
+        if record["kind"] in RETHINK_KINDS and record["fingerprint"]:
+            return {_tool_of(record["fingerprint"])}
+        return set()
+    return set()
+
+
+RETHINK_KINDS = frozenset({"tool_error", "validation_error", "refused", "rule_failure"})
+"""Failures the model's own call caused, which the same call would meet again."""
 
 
 def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
@@ -76,11 +111,16 @@ def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
         for entry in state.get("tool_buffer", [])
     )
     rejected = {
-        (record["fingerprint"] or "").split("{", 1)[0]
+        _tool_of(record["fingerprint"])
         for record in state.get("history", [])
         if record["kind"] == "rejected"
     }
     return (writes & rejected) | (set() if read_done else writes)
+
+
+def _tool_of(fingerprint: str | None) -> str:
+    """The tool name a call's fingerprint starts with (``name{arguments}``)."""
+    return (fingerprint or "").split("{", 1)[0]
 
 
 def grounded_ids(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Grounded:
