@@ -10,6 +10,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.graph.small_model import withheld, writes_withheld
 from tether.llm.embedded import default_threads
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
@@ -17,7 +18,7 @@ from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.llm.toolpick import callable_from, select_tools
 from tether.testing import ScriptedChatModel, run_traced
 from tether.world import World
-from tether.world.fields import OrderId
+from tether.world.fields import OrderId, PaymentId
 
 ORDER = "ORD-2024-001"
 
@@ -57,12 +58,26 @@ def _final(answer: str) -> str:
     return json.dumps({"action": {"final_answer": answer}, "thought": "done"})
 
 
-def _run(replies: list[str | AIMessage], **settings: Any) -> tuple[dict[str, Any], Any]:
+def _run(
+    replies: list[str | AIMessage],
+    task: str = f"What is the status of order {ORDER}?",
+    tools: list[Any] = TOOLS,
+    **settings: Any,
+) -> tuple[dict[str, Any], Any]:
     model = ScriptedChatModel(responses=replies)
     options = {"small_model": True, "protocol": "json_schema", "offered_tools": 2} | settings
-    graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(TOOLS))
-    state, _ = run_traced(graph, {"task": f"What is the status of order {ORDER}?"})
+    graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(tools))
+    state, _ = run_traced(graph, {"task": task})
     return state, model
+
+
+def _arguments(model: ScriptedChatModel, i: int, tool_name: str) -> dict[str, Any]:
+    branches = _schema(model, i)["properties"]["action"]["anyOf"]
+    return next(
+        b["properties"]["arguments"]
+        for b in branches
+        if b["properties"].get("tool") == {"const": tool_name}
+    )
 
 
 def _schema(model: ScriptedChatModel, i: int) -> dict[str, Any]:
@@ -84,14 +99,21 @@ def test_profile_request_is_capped_action_first_and_cold() -> None:
     assert final["maxLength"] == SMALL_ANSWER_CHARS
     assert model.calls[0].kwargs["temperature"] == 0.0
     assert set(_offered(model, 0)) == {"query_order", "convert_currency"}  # k=2, best matches
-    branch = next(
-        b["properties"]["arguments"]
-        for b in schema["properties"]["action"]["anyOf"]
-        if b["properties"].get("tool") == {"const": "query_order"}
-    )
-    bounded = f"^ORD-[0-9]{{4}}-[0-9]{{3,{3 + REPEAT_SLACK}}}$"  # an open repeat gets a bound
-    assert branch["properties"]["order_id"]["pattern"] == bounded
     assert state["status"] == "completed"
+
+
+def test_a_tool_whose_id_the_context_lacks_is_listed_but_not_callable() -> None:
+    _, model = _run([_final("which order?")], task="What is the status of my order?")
+    assert _offered(model, 0) == ["convert_currency"]
+    assert "- query_order(order_id)" in str(model.calls[0].messages[0].content)
+
+
+def test_an_id_pattern_nothing_in_the_context_matches_is_bounded() -> None:
+    task = "What is the status of my order?"  # only query_order: withholding it would leave none
+    _, model = _run([_final("which order?")], task=task, tools=[query_order])
+    order_id = _arguments(model, 0, "query_order")["properties"]["order_id"]
+    bounded = f"^ORD-[0-9]{{4}}-[0-9]{{3,{3 + REPEAT_SLACK}}}$"  # an open repeat gets a bound
+    assert order_id["pattern"] == bounded and "enum" not in order_id
 
 
 def test_free_text_arguments_are_capped_only_under_the_profile() -> None:
@@ -141,8 +163,8 @@ def test_a_used_tool_stays_offered_though_it_matches_badly() -> None:
 
 
 def test_the_offer_is_prepared_once_per_tool_set() -> None:
-    replies = [_call("query_order", order_id="ORD-2024-002"), _call("query_order", order_id=ORDER)]
-    _, model = _run([*replies, _final("x")])
+    replies = [_call("query_order", order_id=ORDER), _call("query_order", order_id=ORDER)]
+    _, model = _run([*replies, _final("x")])  # the result holds no new id: the same offer
     first, second = (model.calls[i].kwargs["response_format"] for i in (0, 1))
     assert first is second  # same offer: same cached schema object, not rebuilt per step
 
@@ -220,9 +242,9 @@ def test_the_offer_is_matched_on_the_task_and_stays_put_as_results_arrive() -> N
     _, model = _run(replies)
     assert model.calls[1].messages[0].content == model.calls[0].messages[0].content
     listing = str(model.calls[0].messages[0].content)
-    names = re.findall(r"^- (\w+):", listing, re.MULTILINE)
+    names = re.findall(r"^- (\w+)\(", listing, re.MULTILINE)
     assert names == ["convert_currency", "query_order"]  # best match for the task last
-    assert "arguments: order_id: " in listing and '"properties"' not in listing  # plain text
+    assert "- query_order(order_id): " in listing and '"properties"' not in listing  # plain
 
 
 def test_brief_listing_takes_the_first_sentence() -> None:
@@ -252,3 +274,90 @@ def test_llama_cpp_leaves_a_core_free(
 ) -> None:
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)), raising=False)
     assert default_threads() == threads
+
+
+PAYMENT = "PAY-00000000000000AB"
+
+
+@tool
+def find_payment(order_id: OrderId) -> dict[str, str]:
+    """Find the payment of an order."""
+    return {"order_id": order_id, "payment_id": PAYMENT}
+
+
+@tool
+def broken_lookup(order_id: OrderId) -> str:
+    """Find an order's other payment."""
+    raise ValueError("no payment PAY-FFFFFFFFFFFFFFFF for order ORD-2024-999")
+
+
+@tool
+def payment_status(payment_id: PaymentId) -> str:
+    """Tell whether a payment went through."""
+    return "settled"
+
+
+@tool(side_effects=True)
+def refund(order_id: OrderId, payment_id: PaymentId) -> str:
+    """Refund the payment of an order."""
+    return "refunded"
+
+
+def test_id_arguments_take_only_ids_the_task_or_a_successful_result_holds() -> None:
+    task = f"Refund the payment of order {ORDER}; ORD-2024-002 is another order."
+    replies = [
+        _call("broken_lookup", order_id=ORDER),
+        _call("find_payment", order_id=ORDER),
+        _final("found"),
+    ]
+    tools = [find_payment, broken_lookup, payment_status]
+    _, model = _run(replies, task=task, tools=tools, offered_tools=None)
+    first = _arguments(model, 0, "find_payment")["properties"]["order_id"]
+    assert first["enum"] == [ORDER, "ORD-2024-002"] and "pattern" not in first
+    # an error message is not a source of ids, and the tool that just failed is rested
+    assert _offered(model, 1) == ["find_payment"]
+    after_result = _arguments(model, 2, "payment_status")["properties"]
+    assert after_result["payment_id"]["enum"] == [PAYMENT]
+
+
+def test_writes_are_listed_but_not_callable_until_a_read_succeeds() -> None:
+    task = f"Refund the payment of order {ORDER}."
+    replies = [_call("find_payment", order_id=ORDER), _final("found")]
+    tools = [find_payment, refund]
+    _, model = _run(replies, task=task, tools=tools, offered_tools=None, approval_tools=[])
+    assert _offered(model, 0) == ["find_payment"]
+    assert set(_offered(model, 1)) == {"find_payment", "refund"}
+    system = [str(model.calls[i].messages[0].content) for i in (0, 1)]
+    assert "refund(" in system[0] and system[0] == system[1]  # listed throughout: cache holds
+
+
+def test_a_write_only_offer_is_not_withheld() -> None:
+    _, model = _run([_final("no")], task=f"Refund order {ORDER}.", tools=[refund])
+    assert _offered(model, 0) == ["refund"]
+
+
+def test_a_write_the_operator_rejected_is_withheld_afterwards() -> None:
+    read = {"step": 1, "tool": "find_payment", "arguments": {}, "tokens": 1}
+    state: Any = {
+        "tool_buffer": [read | {"result": {"status": "success", "data": {}, "meta": {}}}],
+        "history": [
+            {"step": 2, "kind": "rejected", "summary": "no", "fingerprint": 'refund{"a":1}'}
+        ],
+    }
+    assert writes_withheld(state, [find_payment, refund]) == {"refund"}
+    state["history"] = []
+    assert writes_withheld(state, [find_payment, refund]) == set()
+
+
+def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
+    failed = {"step": 1, "kind": "tool_error", "summary": "x", "fingerprint": 'weather{"a":1}'}
+    later = {"step": 2, "kind": "success", "summary": "y", "fingerprint": 'send_note{"t":1}'}
+    unread = {"step": 2, "kind": "parse_failure", "summary": "z", "fingerprint": None}
+    settings = AgentSettings(small_model=True)
+    state: Any = {"history": [failed]}
+    assert withheld(state, TOOLS, settings, ()) == {"weather", "query_order"}  # no order id
+    state["history"] = [failed, unread]  # an unreadable reply does not end the rest
+    assert "weather" in withheld(state, TOOLS, settings, ())
+    state["history"] = [failed, later]
+    assert "weather" not in withheld(state, TOOLS, settings, ())
+    assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == frozenset()

@@ -1,5 +1,5 @@
-"""The small-model profile's decisions: which tools a step offers, when only the final
-answer is, and the sampling temperature.
+"""The small-model profile's decisions: which tools a step offers, which ids a call may
+name, when only the final answer is offered, and the sampling temperature.
 
 A weak model does better with fewer choices and no sampling noise; these functions decide
 that from the state and the settings, like every decision in :mod:`tether.graph.decisions`,
@@ -8,13 +8,18 @@ and the model still writes every call and every answer itself.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 
 from langchain_core.tools import BaseTool
+from pydantic import BaseModel
 
+from tether.llm.structured import Grounded
 from tether.llm.toolpick import select_tools
 from tether.settings import AgentSettings
 from tether.state import AgentState, call_key
+from tether.tools.marks import has_side_effects
 
 
 def final_only(state: AgentState, settings: AgentSettings) -> bool:
@@ -45,6 +50,139 @@ def offered_tools(
     used = {entry["tool"] for entry in state.get("tool_buffer", [])}
     task = state.get("task", "")
     return select_tools(tools, task, settings.tool_offer, used, ranked=settings.small_profile)
+
+
+def withheld(
+    state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings, grounded: Grounded
+) -> frozenset[str]:
+    """Small-model profile: the listed tools the model may not call at this step (listed
+    still, so the prompt and the server's prompt cache stay as they were): the writes
+    :func:`writes_withheld` names, a tool whose required id has no value in the context
+    (:func:`ungrounded`), and the tool whose call failed at the last step (asked again at
+    temperature 0, the model proposes the same call). Nothing is withheld when that would
+    leave nothing to call."""
+    if not settings.small_profile:
+        return frozenset()
+    names = writes_withheld(state, tools) | ungrounded(tools, grounded) | just_failed(state)
+    return frozenset() if names >= {tool.name for tool in tools} else frozenset(names)
+
+
+def ungrounded(tools: Sequence[BaseTool], grounded: Grounded) -> set[str]:
+    """The tools with a required id argument (see :func:`grounded_ids`) of which the context
+    holds no value: called now, they could only be given an invented id."""
+    known = {pattern for pattern, _ in grounded}
+    names = set()
+    for tool in tools:
+        schema = tool.args_schema
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+            continue
+        spec = schema.model_json_schema()
+        for name in spec.get("required", []):
+            pattern = spec.get("properties", {}).get(name, {}).get("pattern")
+            if isinstance(pattern, str) and _ID_PATTERN.match(pattern) and pattern not in known:
+                names.add(tool.name)
+    return names
+
+
+def just_failed(state: AgentState) -> set[str]:
+    """The tool whose call failed at the latest step that was not an unreadable reply."""
+    for record in reversed(state.get("history", [])):
+        if record["kind"] == "parse_failure":
+            continue
+        if record["kind"] in RETHINK_KINDS and record["fingerprint"]:
+            return {_tool_of(record["fingerprint"])}
+        return set()
+    return set()
+
+
+RETHINK_KINDS = frozenset({"tool_error", "validation_error", "refused", "rule_failure"})
+"""Failures the model's own call caused, which the same call would meet again."""
+
+
+def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
+    """Small-model profile: the side-effecting tools not offered at this step. Every write
+    waits until a read has succeeded in the run (look before you change anything: a weak
+    model reached for pay_order on a status question), and a write the operator rejected
+    within the kept history is not offered again (asked the same question at temperature
+    0, the model proposes the same call)."""
+    writes = {tool.name for tool in tools if has_side_effects(tool)}
+    read_done = any(
+        entry["result"]["status"] == "success" and entry["tool"] not in writes
+        for entry in state.get("tool_buffer", [])
+    )
+    rejected = {
+        _tool_of(record["fingerprint"])
+        for record in state.get("history", [])
+        if record["kind"] == "rejected"
+    }
+    return (writes & rejected) | (set() if read_done else writes)
+
+
+def _tool_of(fingerprint: str | None) -> str:
+    """The tool name a call's fingerprint starts with (``name{arguments}``)."""
+    return (fingerprint or "").split("{", 1)[0]
+
+
+def grounded_ids(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Grounded:
+    """Small-model profile: for each id pattern an offered tool's arguments use, the ids of
+    that shape the task and the successful tool results hold, in order of appearance. The
+    step's schema then limits the argument to them: ids must be copied from the task or a
+    result (the tools' descriptions say so), and a weak model otherwise writes ids of the
+    right shape that name nothing. A pattern nothing in the context matches keeps its
+    pattern. Error messages are not a source: they may quote a wrong id back."""
+    if not settings.small_profile:
+        return ()
+    texts = [state.get("task", "")]
+    texts += [
+        json.dumps(entry["result"].get("data"), ensure_ascii=False, default=str)
+        for entry in state.get("tool_buffer", [])
+        if entry["result"]["status"] == "success"
+    ]
+    context = "\n".join(texts)
+    grounded = []
+    for pattern in sorted(_id_patterns(tools)):
+        found = _ids_in(context, pattern)
+        if found:
+            grounded.append((pattern, found))
+    return tuple(grounded)
+
+
+_ID_PATTERN = re.compile(r"^\^?[A-Z]")
+"""An id's pattern starts with a literal capital (``^ORD-``, ``^U``, ``^PAY-``); a pattern that
+starts with a class (a country code, a phone number) describes values, not ids, and would
+match ordinary words."""
+
+
+def _id_patterns(tools: Sequence[BaseTool]) -> set[str]:
+    """The id patterns (see :data:`_ID_PATTERN`) of the tools' arguments, anchored as pydantic
+    writes them."""
+    patterns: set[str] = set()
+    for tool in tools:
+        schema = tool.args_schema
+        if isinstance(schema, type) and issubclass(schema, BaseModel):
+            _collect_patterns(schema.model_json_schema(), patterns)
+    return {pattern for pattern in patterns if _ID_PATTERN.match(pattern)}
+
+
+def _collect_patterns(node: object, into: set[str]) -> None:
+    if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            into.add(node["pattern"])
+        for value in node.values():
+            _collect_patterns(value, into)
+    elif isinstance(node, list):
+        for value in node:
+            _collect_patterns(value, into)
+
+
+def _ids_in(text: str, pattern: str) -> tuple[str, ...]:
+    """Whole-word matches of an anchored pattern in ``text``, each once, in order."""
+    core = pattern.removeprefix("^").removesuffix("$")
+    try:
+        finder = re.compile(rf"(?<![\w-])(?:{core})(?![\w-])")
+    except re.error:
+        return ()
+    return tuple(dict.fromkeys(match.group(0) for match in finder.finditer(text)))
 
 
 def sampling_temperature(state: AgentState, settings: AgentSettings) -> float:

@@ -24,7 +24,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
 from tether.llm.parsing import parse_native, parse_react
-from tether.llm.structured import parse_json_action, response_format
+from tether.llm.structured import Grounded, parse_json_action, response_format
 from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import Proposal
 
@@ -40,12 +40,24 @@ model copies descriptive phrases and placeholders into its answer word for word.
 
 @dataclass(frozen=True)
 class Offer:
-    """What one step offers the model: these tools, under the small-model profile or not,
-    or only the final answer."""
+    """What one step offers the model: these tools listed, under the small-model profile or
+    not; ``withheld`` of them (or all, ``final_only``) listed but not callable, so the prompt
+    stays the same and the server's prompt cache holds; ``grounded`` limits id arguments to
+    the ids the context holds (json_schema only: the other protocols cannot constrain
+    argument values)."""
 
     tools: tuple[BaseTool, ...]
     small: bool = False
     final_only: bool = False
+    grounded: Grounded = ()
+    withheld: frozenset[str] = frozenset()
+
+    @property
+    def callable(self) -> tuple[BaseTool, ...]:
+        """The tools the model may call at this step."""
+        if self.final_only:
+            return ()
+        return tuple(tool for tool in self.tools if tool.name not in self.withheld)
 
 
 class OutputProtocol:
@@ -134,7 +146,12 @@ class JsonSchemaProtocol(OutputProtocol):
     def prepare(
         self, model: BaseChatModel, offer: Offer
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
-        schema = response_format(list(offer.tools), small=offer.small, final_only=offer.final_only)
+        schema = response_format(
+            list(offer.callable),
+            small=offer.small,
+            final_only=offer.final_only,
+            grounded=dict(offer.grounded),
+        )
         return model, {"response_format": schema}
 
     def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
@@ -159,17 +176,17 @@ class NativeProtocol(OutputProtocol):
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
         """Bind the offered tools, one call per reply: vLLM defaults ``parallel_tool_calls``
         to true and would return several, of which a loop that runs one must drop some."""
-        if not offer.tools or offer.final_only:
+        if not offer.callable:
             return model, {}
-        return model.bind_tools(list(offer.tools), parallel_tool_calls=False), {}
+        return model.bind_tools(list(offer.callable), parallel_tool_calls=False), {}
 
     def frame_tokens(self, system: str, offer: Offer, counter: TokenCounter) -> int:
         """The system message and the tool schemas as the chat template renders them, when
         the server can count that (vLLM's ``/tokenize`` with ``messages`` and ``tools``);
         else the system message plus the schemas' JSON, counted as text."""
-        if not offer.tools or offer.final_only:
+        if not offer.callable:
             return super().frame_tokens(system, offer, counter)
-        schemas = [convert_to_openai_tool(tool) for tool in offer.tools]
+        schemas = [convert_to_openai_tool(tool) for tool in offer.callable]
         count_chat = getattr(counter, "count_chat", None)
         if callable(count_chat):
             rendered = count_chat([{"role": "system", "content": system}], schemas)
@@ -190,9 +207,10 @@ PROTOCOLS: dict[str, OutputProtocol] = {
 def describe_tools(tools: list[BaseTool], *, brief: bool = False) -> str:
     """One block per tool: name, description and the JSON schema of its arguments.
 
-    ``brief`` (the small-model profile): the description's first sentence and each
-    argument's description, as plain text: the schema the server enforces carries the
-    arguments' types and patterns, and every prompt token costs time on a CPU."""
+    ``brief`` (the small-model profile): one line per tool, its argument names and the
+    description's first sentence: the schema the server enforces carries the arguments'
+    types and patterns, and every prompt token costs time on a CPU (the bilingual argument
+    descriptions were most of SmolLM2's 935-token first prompt)."""
     if not tools:
         return "Tools: none are available right now."
     if brief:
@@ -210,16 +228,16 @@ def describe_tools(tools: list[BaseTool], *, brief: bool = False) -> str:
 
 
 def _brief_line(tool: BaseTool) -> str:
+    """``- name(arg, optional?): first sentence``: names only, since the schema the server
+    enforces carries each argument's type, pattern and limits."""
     schema = tool.args_schema
     fields = (
         schema.model_fields.items()
         if isinstance(schema, type) and issubclass(schema, BaseModel)
         else []
     )
-    args = "; ".join(
-        f"{name}: {' '.join((info.description or '').split())}" for name, info in fields
-    )
-    return f"- {tool.name}: {first_sentence(tool.description)}\n  arguments: {args or 'none'}"
+    args = ", ".join(name if info.is_required() else f"{name}?" for name, info in fields)
+    return f"- {tool.name}({args}): {first_sentence(tool.description)}"
 
 
 def first_sentence(text: str) -> str:

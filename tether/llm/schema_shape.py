@@ -7,7 +7,8 @@ Three things a server's structured-output backend needs that pydantic's schemas 
   under ``arguments`` they make vLLM answer 400 for any tool with a nested model or an Enum.
 * ``\\d`` in a pattern becomes ``[0-9]``: llama.cpp's schema-to-grammar converter does not
   support the escape and silently accepts any string instead.
-* Under the small-model profile every free-text string (no enum, const, pattern or format)
+* Under the small-model profile an id argument may be limited to the ids the context holds
+  (:func:`limit_to_values`), and every free-text string (no enum, const, pattern or format)
   gets a ``maxLength``, and every open repeat in a pattern (``{3,}``) an upper bound
   (``{3,9}``), so a weak model cannot write a 512-token run of digits into one: it did, into
   ``^U[0-9]{4,}$``, at temperature 0. llama.cpp ignores ``maxLength`` next to a ``pattern``.
@@ -17,13 +18,14 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 REF_PREFIX = "#/$defs/"
-FREE_TEXT_CHARS = 200
+FREE_TEXT_CHARS = 100
 REPEAT_SLACK = 6
 """How much longer than its shortest form an open repeat may run under the small profile."""
 _OPEN_REPEAT = re.compile(r"(?<!\\)\{(\d+),\}")
@@ -123,3 +125,17 @@ def _digit_classes(pattern: str) -> str:
         out.append(char)
         i += 1
     return "".join(out)
+
+
+def limit_to_values(node: Any, values: Mapping[str, Sequence[str]]) -> Any:
+    """A copy where every string whose ``pattern`` has listed values takes one of them
+    (``enum``) instead of any string of that shape (the small-model profile's grounded ids)."""
+    if isinstance(node, list):
+        return [limit_to_values(item, values) for item in node]
+    if not isinstance(node, dict):
+        return node
+    allowed = values.get(node["pattern"]) if isinstance(node.get("pattern"), str) else None
+    if allowed:
+        kept = {k: v for k, v in node.items() if k not in ("pattern", "minLength", "maxLength")}
+        return kept | {"enum": list(allowed)}
+    return {key: limit_to_values(value, values) for key, value in node.items()}

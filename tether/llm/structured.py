@@ -8,6 +8,7 @@ vLLM uses its structured-outputs backend).
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -18,16 +19,23 @@ from tether.llm.parsing import (
     invalid_proposal,
     parse_arguments,
 )
-from tether.llm.schema_shape import for_grammar, merge_defs, tool_arguments
+from tether.llm.schema_shape import for_grammar, limit_to_values, merge_defs, tool_arguments
 from tether.state import Proposal
+
+Grounded = tuple[tuple[str, tuple[str, ...]], ...]
+"""Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
 
 THOUGHT_CHARS = 400
 SMALL_THOUGHT_CHARS = 80
-SMALL_ANSWER_CHARS = 240
+SMALL_ANSWER_CHARS = 160
 
 
 def action_schema(
-    tools: list[BaseTool], *, small: bool = False, final_only: bool = False
+    tools: list[BaseTool],
+    *,
+    small: bool = False,
+    final_only: bool = False,
+    grounded: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """JSON Schema for one step: a call of one offered tool with its arguments, or a final
     answer. Tool names are constants, so an unknown tool cannot be produced.
@@ -35,11 +43,15 @@ def action_schema(
     ``small`` (the small-model profile): the action comes before a short thought, so the
     model commits to it first, and every free-text field is length-capped. ``final_only``:
     only the final-answer branch is offered (the model still writes the answer itself).
+    ``grounded``: per id pattern, the only values an argument of that pattern may take.
     """
     defs: dict[str, Any] = {}
     choices: list[dict[str, Any]] = []
     for tool in [] if final_only else tools:
         arguments, tool_defs = tool_arguments(tool)
+        if grounded:
+            arguments = limit_to_values(arguments, grounded)
+            tool_defs = limit_to_values(tool_defs, grounded)
         choices.append(
             {
                 "type": "object",
@@ -80,10 +92,14 @@ def action_schema(
 
 
 def response_format(
-    tools: list[BaseTool], *, small: bool = False, final_only: bool = False
+    tools: list[BaseTool],
+    *,
+    small: bool = False,
+    final_only: bool = False,
+    grounded: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The OpenAI-style ``response_format`` that llama.cpp and vLLM both accept."""
-    schema = action_schema(tools, small=small, final_only=final_only)
+    schema = action_schema(tools, small=small, final_only=final_only, grounded=grounded)
     return {
         "type": "json_schema",
         "json_schema": {"name": "agent_step", "schema": schema, "strict": True},

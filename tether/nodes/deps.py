@@ -17,6 +17,7 @@ from langchain_core.tools import BaseTool
 
 from tether.graph.rules import Rule
 from tether.llm.protocols import PROTOCOLS, Offer, OutputProtocol
+from tether.llm.structured import Grounded
 from tether.memory.render import PromptFrame
 from tether.memory.tokens import TiktokenCounter, TokenCounter
 from tether.settings import AgentSettings, load_settings, resolve_settings
@@ -152,14 +153,18 @@ class Deps:
         tools: Sequence[BaseTool] | None = None,
         *,
         final_only: bool = False,
+        grounded: Grounded = (),
+        withheld: frozenset[str] = frozenset(),
     ) -> Prepared:
         """The system prompt, its token count and the bound model for the tools offered
         (default: every tool registered now): built once per offer (tool set, profile, final
-        answer only), protocol and model, however many steps make that offer."""
+        answer only, grounded ids, withheld tools), protocol and model, however many steps
+        make that offer."""
         offered = tuple(self.registry.tools() if tools is None else tools)
-        offer = Offer(offered, small=settings.small_profile, final_only=final_only)
+        offer = Offer(offered, settings.small_profile, final_only, grounded, withheld)
         model = self.model_for(settings)
-        key = (settings.protocol, id(model), offer.small, final_only, *(id(t) for t in offered))
+        key: tuple[Any, ...] = (settings.protocol, id(model), offer.small, final_only, grounded)
+        key += (tuple(sorted(withheld)), *(id(t) for t in offered))
         with self._lock:
             cached = self._prepared.get(key)
         if cached is not None:
@@ -168,8 +173,7 @@ class Deps:
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = _unbound(*protocol.prepare(model, offer))
-        callable_now = [] if final_only else list(offered)  # listed, but not offered
-        made = Prepared(protocol, callable_now, PromptFrame(system, tokens), bound, kwargs)
+        made = Prepared(protocol, list(offer.callable), PromptFrame(system, tokens), bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()

@@ -61,7 +61,14 @@ class Think(Node):
         """The prompt and call, or the update that stops the run before anything is spent."""
         offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
         final_only = small_model.final_only(state, settings)
-        prepared = self.deps.prepared(settings, offered, final_only=final_only)
+        grounded = small_model.grounded_ids(state, offered, settings)
+        prepared = self.deps.prepared(
+            settings,
+            offered,
+            final_only=final_only,
+            grounded=grounded,
+            withheld=small_model.withheld(state, offered, settings, grounded),
+        )
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
             frame=prepared.frame,
