@@ -100,3 +100,15 @@ def test_untrusted_text_cannot_start_a_line_of_its_own() -> None:
     lines = prompt.messages[1].text.splitlines()
     assert not any(line.startswith("## Notes") for line in lines)
     assert not any(line.startswith("- pay order") for line in lines)
+
+
+def test_a_call_that_returned_the_same_twice_is_shown_once_with_both_steps() -> None:
+    first, again = result(1, "pending"), result(2, "pending")
+    again["result"]["meta"] = {"latency_s": 0.2}  # timing differs; the outcome does not
+    changed = result(3, "paid")
+    prompt = render(0, [first, again, changed], 10_000)
+    user = prompt.messages[1].text
+    assert user.count('"pending"') == 1 and "[steps 1, 2] t({})" in user
+    assert "[step 3] t({})" in user and user.index("[steps 1, 2]") < user.index("[step 3]")
+    alone = render(0, [changed], 10_000)
+    assert prompt.tokens - alone.tokens < first["tokens"] + again["tokens"]

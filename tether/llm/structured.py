@@ -26,8 +26,8 @@ Grounded = tuple[tuple[str, tuple[str, ...]], ...]
 """Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
 
 THOUGHT_CHARS = 400
-SMALL_THOUGHT_CHARS = 80
-SMALL_ANSWER_CHARS = 160
+SMALL_THOUGHT_CHARS = 40
+SMALL_ANSWER_CHARS = 120
 
 
 def action_schema(

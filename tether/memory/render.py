@@ -3,7 +3,8 @@
 Each buffer entry carries its token count, made once when the entry was added, so a prompt's
 size is a sum, not a recount. Over budget, the oldest reasoning goes first and tool results
 stay; a tool result that alone is too large is cut with a visible marker. Nothing is dropped
-silently: every cut is reported.
+silently: every cut is reported. A call that returned the same result more than once is
+shown once, labelled with every step that returned it.
 
 Untrusted text (the model's thoughts, what tools returned) never starts a line: thoughts are
 folded onto their entry's line and tool results are JSON, so neither can forge a section
@@ -13,6 +14,7 @@ heading such as the controller's notes.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -58,10 +60,29 @@ def reasoning_text(entry: ReasoningEntry) -> str:
     return text
 
 
-def result_text(entry: ToolResultEntry) -> str:
+def result_text(entry: ToolResultEntry, earlier: Sequence[int] = ()) -> str:
+    """One result; ``earlier``: the steps where the same call returned the same."""
     args = json.dumps(entry["arguments"], ensure_ascii=False)
     result = json.dumps(entry["result"], ensure_ascii=False)
-    return f"[step {entry['step']}] {one_line(entry['tool'])}({args}) ->\n{result}"
+    steps = ", ".join(str(step) for step in (*earlier, entry["step"]))
+    label = f"steps {steps}" if earlier else f"step {steps}"
+    return f"[{label}] {one_line(entry['tool'])}({args}) ->\n{result}"
+
+
+def distinct_results(
+    results: Sequence[ToolResultEntry],
+) -> list[tuple[ToolResultEntry, list[int]]]:
+    """Each distinct (call, outcome) once, at its latest step, with the earlier steps that
+    returned the same: a weak model repeats a call that worked, and showing the same result
+    twice doubles its cost in the prompt (a query_order result is ~700 tokens on SmolLM2)."""
+    latest: dict[str, tuple[ToolResultEntry, list[int]]] = {}
+    for entry in results:
+        outcome = {k: v for k, v in entry["result"].items() if k != "meta"}
+        key = json.dumps([entry["tool"], entry["arguments"], outcome], sort_keys=True, default=str)
+        earlier = latest.pop(key, (entry, []))
+        steps = [*earlier[1], earlier[0]["step"]] if earlier[0] is not entry else []
+        latest[key] = (entry, steps)
+    return list(latest.values())
 
 
 def render_prompt(
@@ -84,14 +105,16 @@ def render_prompt(
         + sum(counter.count(n) + 1 for n in notes)
     )
     kept = list(reasoning)
-    results_tokens = sum(e["tokens"] + SEPARATOR_TOKENS for e in results)
+    shown = distinct_results(results)
+    results = [entry for entry, _ in shown]
+    results_tokens = sum(e["tokens"] + SEPARATOR_TOKENS + 2 * len(steps) for e, steps in shown)
     tokens = fixed + results_tokens + sum(e["tokens"] + SEPARATOR_TOKENS for e in kept)
     dropped = 0
     while tokens > budget and kept:
         tokens -= kept.pop(0)["tokens"] + SEPARATOR_TOKENS
         dropped += 1
 
-    texts = [result_text(e) for e in results]
+    texts = [result_text(entry, steps) for entry, steps in shown]
     cut: list[int] = []
     if tokens > budget and results:
         texts, tokens, cut = _cut_results(results, texts, tokens - budget, tokens, counter)
