@@ -19,6 +19,7 @@ from tether.errors import SettingsError
 SERVER_CONTEXT = 32768  # Qwen2.5-7B-Instruct, the reference model
 EMBEDDED_CONTEXT = 8192  # SmolLM2's training context; the embedded server is started with it
 SMALL_MODEL_TOOLS = 4  # tools offered per step under the small-model profile, by default
+SMALL_MODEL_RESULT_CHARS = 1000  # characters of a tool result shown under the profile
 
 Protocol = Literal["react", "json_schema", "native"]
 
@@ -57,9 +58,11 @@ class AgentSettings(BaseSettings):
 
     small_model: bool | None = Field(
         None,
-        description="Small-model profile: ids constrained by their patterns, the action before "
-        "a short thought, every free-text field length-capped, only the best-matching tools "
-        "offered, a final-answer step after a repeated successful call, temperature 0. "
+        description="Small-model profile: ids limited to those the task and results hold, the "
+        "action before a short thought, every free-text field length-capped, only the "
+        "best-matching tools offered (writes after a successful read; a tool whose id the "
+        "context lacks, that just failed or that the operator rejected, withheld), results "
+        "shortened, a final-answer step after a repeated successful call, temperature 0. "
         "Unset: on for the embedded model, off for a server.",
     )
     offered_tools: int | None = Field(
@@ -68,6 +71,13 @@ class AgentSettings(BaseSettings):
         description="Tools offered to the model each step: the best matches for the task (the "
         "same at every step, so a server's prompt cache holds), plus the tools already used. "
         "Unset: 4 under the small-model profile, every tool otherwise.",
+    )
+    result_chars: int | None = Field(
+        None,
+        ge=100,
+        description="Characters of one tool result the prompt shows; a longer one is cut with "
+        "a visible marker (the run keeps it whole). Unset: 1000 under the small-model "
+        "profile (every prompt token costs time on a CPU), no cap otherwise.",
     )
 
     # --- loop policy ----------------------------------------------------------------------
@@ -141,6 +151,13 @@ class AgentSettings(BaseSettings):
         if self.offered_tools is not None:
             return self.offered_tools
         return SMALL_MODEL_TOOLS if self.small_profile else None
+
+    @property
+    def result_cap(self) -> int | None:
+        """How many characters of one tool result the prompt shows, or None for all."""
+        if self.result_chars is not None:
+            return self.result_chars
+        return SMALL_MODEL_RESULT_CHARS if self.small_profile else None
 
     @property
     def context_tokens(self) -> int:

@@ -16,6 +16,7 @@ from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, fir
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.llm.toolpick import callable_from, select_tools
+from tether.settings import SMALL_MODEL_RESULT_CHARS as SMALL_RESULT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
 from tether.world import World
 from tether.world.fields import OrderId, PaymentId
@@ -361,3 +362,22 @@ def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
     state["history"] = [failed, later]
     assert "weather" not in withheld(state, TOOLS, settings, ())
     assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == frozenset()
+
+
+@tool
+def long_report(order_id: OrderId) -> str:
+    """Write a long report on an order."""
+    return f"{order_id} " + "detail " * 500
+
+
+def test_a_long_result_is_shown_cut_under_the_profile_and_whole_without() -> None:
+    replies = [_call("long_report", order_id=ORDER), _final("done")]
+    for small, cut in ((True, True), (False, False)):
+        state, model = _run(replies, tools=[long_report], small_model=small, result_chars=None)
+        user = str(model.calls[1].messages[1].content)
+        assert ("more characters not shown]" in user) is cut
+        if cut:
+            assert 0 < user.count("detail") <= SMALL_RESULT_CHARS // len("detail ")
+        else:
+            assert user.count("detail") == 500
+        assert "detail " * 500 in json.dumps(state["tool_buffer"][-1]["result"])  # kept whole

@@ -23,6 +23,7 @@ from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import ReasoningEntry, ToolResultEntry
 
 CUT_MARKER = "…[cut {removed} characters to fit the memory budget]"
+RESULT_CUT = "…[{removed} more characters not shown]"
 REASONING_HEADING = "## Your reasoning so far (oldest first)"
 RESULTS_HEADING = "## Tool results (oldest first)"
 NOTES_HEADING = "## Notes from the controller"
@@ -60,10 +61,13 @@ def reasoning_text(entry: ReasoningEntry) -> str:
     return text
 
 
-def result_text(entry: ToolResultEntry, earlier: Sequence[int] = ()) -> str:
-    """One result; ``earlier``: the steps where the same call returned the same."""
+def result_text(entry: ToolResultEntry, earlier: Sequence[int] = (), cap: int | None = None) -> str:
+    """One result; ``earlier``: the steps where the same call returned the same; ``cap``: the
+    characters of the result shown (the rest is cut with a visible marker)."""
     args = json.dumps(entry["arguments"], ensure_ascii=False)
     result = json.dumps(entry["result"], ensure_ascii=False)
+    if cap is not None and len(result) > cap:
+        result = result[:cap] + RESULT_CUT.format(removed=len(result) - cap)
     steps = ", ".join(str(step) for step in (*earlier, entry["step"]))
     label = f"steps {steps}" if earlier else f"step {steps}"
     return f"[{label}] {one_line(entry['tool'])}({args}) ->\n{result}"
@@ -94,8 +98,10 @@ def render_prompt(
     hints: list[str],
     budget: int,
     counter: TokenCounter,
+    result_chars: int | None = None,
 ) -> RenderedPrompt:
-    """Build [system, user] messages within ``budget`` tokens."""
+    """Build [system, user] messages within ``budget`` tokens, each result shown up to
+    ``result_chars`` (its entry's token count was made with the same cap)."""
     notes = [f"- {one_line(h)}" for h in hints]
     fixed = (
         frame.tokens
@@ -114,7 +120,7 @@ def render_prompt(
         tokens -= kept.pop(0)["tokens"] + SEPARATOR_TOKENS
         dropped += 1
 
-    texts = [result_text(entry, steps) for entry, steps in shown]
+    texts = [result_text(entry, steps, result_chars) for entry, steps in shown]
     cut: list[int] = []
     if tokens > budget and results:
         texts, tokens, cut = _cut_results(results, texts, tokens - budget, tokens, counter)

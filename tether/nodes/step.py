@@ -145,7 +145,7 @@ def _result_entry(
         "result": result,
         "tokens": 0,
     }
-    entry["tokens"] = counter.count(result_text(entry))
+    entry["tokens"] = counter.count(result_text(entry, cap=settings.result_cap))
     return windowed([entry], settings.tool_window)
 
 

@@ -78,6 +78,7 @@ class Think(Node):
             hints=state.get("hints", []),
             budget=settings.memory_budget,
             counter=self.deps.counter_for(settings),
+            result_chars=settings.result_cap,
         )
         if rendered.dropped_reasoning or rendered.cut_results:
             emit(
