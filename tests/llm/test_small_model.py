@@ -269,11 +269,15 @@ def test_open_repeats_are_bounded_only_when_asked() -> None:
     assert grammar_pattern(r"^a\{3,}$", bounded=True) == r"^a\{3,}$"  # a literal brace
 
 
-@pytest.mark.parametrize(("cores", "threads"), [(1, 1), (2, 1), (4, 3), (64, 8)])
-def test_llama_cpp_leaves_a_core_free(
-    monkeypatch: pytest.MonkeyPatch, cores: int, threads: int
+@pytest.mark.parametrize(
+    ("cores", "load", "threads"),
+    [(1, 0.0, 1), (2, 0.2, 2), (2, 0.8, 1), (2, 5.0, 1), (4, 1.2, 3), (64, 0.0, 8)],
+)
+def test_llama_cpp_takes_the_cores_other_work_leaves_free(
+    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, threads: int
 ) -> None:
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
     assert default_threads() == threads
 
 
