@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from typing import Any
 
@@ -11,7 +12,7 @@ from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.graph.small_model import withheld, writes_withheld
-from tether.llm.embedded import default_threads
+from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
@@ -270,15 +271,20 @@ def test_open_repeats_are_bounded_only_when_asked() -> None:
 
 
 @pytest.mark.parametrize(
-    ("cores", "load", "threads"),
-    [(1, 0.0, 1), (2, 0.2, 2), (2, 0.8, 1), (2, 5.0, 1), (4, 1.2, 3), (64, 0.0, 8)],
+    ("cores", "idle", "threads"),
+    [(1, 1.0, 1), (2, 1.9, 2), (2, 1.2, 1), (2, 0.0, 1), (4, 2.6, 3), (64, 64.0, 8), (2, None, 2)],
 )
-def test_llama_cpp_takes_the_cores_other_work_leaves_free(
-    monkeypatch: pytest.MonkeyPatch, cores: int, load: float, threads: int
+def test_llama_cpp_takes_the_cores_other_work_leaves_idle(
+    monkeypatch: pytest.MonkeyPatch, cores: int, idle: float | None, threads: int
 ) -> None:
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr("os.getloadavg", lambda: (load, load, load))
+    monkeypatch.setattr("tether.llm.embedded.idle_cores", lambda: idle)
     assert default_threads() == threads
+
+
+def test_idle_cores_reads_the_machine() -> None:
+    idle = idle_cores(0.05)
+    assert idle is None or 0.0 <= idle <= (os.cpu_count() or 1)
 
 
 PAYMENT = "PAY-00000000000000AB"

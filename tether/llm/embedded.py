@@ -89,22 +89,46 @@ def check_gguf(path: Path | str) -> Path:
 
 
 def default_threads() -> int:
-    """CPU threads for llama.cpp: the cores this process may use that other work is not
-    already keeping busy (by the one-minute load average), at least one, at most 8.
+    """CPU threads for llama.cpp: the cores this process may use that other work leaves
+    idle (measured over a quarter of a second), at least one, at most 8.
 
     llama.cpp's threads wait for each other at every layer, so one that loses its core
     stalls them all: with other jobs on this 2-core machine, two threads ran several times
     slower than one. On an idle machine two threads processed a prompt 2.3 times as fast as
-    one and generated 1.5 times as fast."""
+    one and generated 1.5 times as fast. The load average was tried first; it lags by a
+    minute, so a run just after any other work (installing, testing) got one thread."""
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         available = os.cpu_count() or 1
+    idle = idle_cores()
+    free = available if idle is None else int(idle + 0.5)
+    return max(1, min(available, free, MAX_DEFAULT_THREADS))
+
+
+def idle_cores(interval: float = 0.25) -> float | None:
+    """How many cores sat idle over ``interval`` seconds (Linux's /proc/stat), or None."""
+    first = _cpu_times()
+    if first is None:
+        return None
+    time.sleep(interval)
+    second = _cpu_times()
+    if second is None:
+        return None
+    total = sum(second) - sum(first)
+    idle = (second[3] + second[4]) - (first[3] + first[4])  # idle and iowait
+    return (os.cpu_count() or 1) * idle / total if total > 0 else None
+
+
+def _cpu_times() -> list[int] | None:
     try:
-        busy = int(os.getloadavg()[0] + 0.5)
-    except OSError:  # no load average on this platform
-        busy = 1
-    return max(1, min(available - busy, MAX_DEFAULT_THREADS))
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != "cpu":
+        return None
+    return [int(value) for value in fields[1:9]]
 
 
 class EmbeddedServer:
