@@ -391,3 +391,25 @@ def test_a_long_result_is_shown_cut_under_the_profile_and_whole_without() -> Non
         else:
             assert user.count("detail") == 500
         assert "detail " * 500 in json.dumps(state["tool_buffer"][-1]["result"])  # kept whole
+
+
+@tool
+def discount(subtotal: float, coupon: str | None = None) -> str:
+    """Work out a discount on a subtotal."""
+    return f"{subtotal * 0.9:.2f}"
+
+
+@pytest.mark.parametrize(
+    ("tool_name", "first", "again"),
+    [
+        ("discount", {"subtotal": 10}, {"subtotal": 10.0, "coupon": None}),  # a default spelled out
+        ("query_order", {"order_id": ORDER}, {"order_id": ORDER.lower()}),  # an id's case
+    ],
+)
+def test_calls_the_tool_receives_alike_are_one_call(
+    tool_name: str, first: dict[str, Any], again: dict[str, Any]
+) -> None:
+    replies = [_call(tool_name, **first), _call(tool_name, **again), _final("done")]
+    state, model = _run(replies, tools=[discount, query_order], offered_tools=None)
+    assert _offered(model, 2) == []  # the second was a repeat of a call that had succeeded
+    assert state["answer"] == "done"

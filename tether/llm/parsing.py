@@ -29,9 +29,11 @@ import re
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 
 from tether.llm.jsonread import JsonReadError, read_object
 from tether.state import Proposal
+from tether.tools.arguments import effective_arguments
 from tether.tools.safe import json_safe
 
 EXPECTED_FORMAT = "Thought, then Action + Action Input (a JSON object), or Final Answer"
@@ -63,6 +65,13 @@ def canonical_arguments(arguments: dict[str, Any]) -> str:
 
 def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
     return f"{tool}{canonical_arguments(arguments)}"
+
+
+def call_fingerprint(tool: BaseTool | None, name: str, arguments: dict[str, Any]) -> str:
+    """The fingerprint of the call as the tool will receive it (see
+    :func:`~tether.tools.arguments.effective_arguments`), or of the arguments as proposed
+    when they do not validate."""
+    return fingerprint(name, effective_arguments(tool, arguments) or arguments)
 
 
 def parse_arguments(text: str) -> dict[str, Any]:
@@ -237,6 +246,7 @@ __all__ = [
     "EXPECTED_FORMAT",
     "JsonReadError",
     "action_proposal",
+    "call_fingerprint",
     "canonical_arguments",
     "fingerprint",
     "invalid_proposal",

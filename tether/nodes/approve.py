@@ -19,7 +19,7 @@ from tether.control.approval import (
     normalised_arguments,
     parse_decision,
 )
-from tether.llm.parsing import fingerprint
+from tether.llm.parsing import call_fingerprint
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
@@ -51,7 +51,7 @@ class Approve(Node):
             return {"result": result} | closed
         if decision["type"] == "edit":
             arguments = decision["edited_action"]["args"]
-            fp = fingerprint(tool, arguments)
+            fp = call_fingerprint(self.deps.registry.get(tool), tool, arguments)
             return {"proposal": {**proposal, "arguments": arguments, "fingerprint": fp}}
         return {}
 

@@ -14,6 +14,7 @@ from langgraph.config import get_config
 
 from tether.errors import ModelCallError
 from tether.graph import decisions, small_model
+from tether.llm.parsing import call_fingerprint
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
@@ -136,6 +137,9 @@ class Think(Node):
         }
         if proposal["kind"] == "action":
             tool = self.deps.registry.get(proposal.get("tool", ""))
+            proposal["fingerprint"] = call_fingerprint(
+                tool, proposal["tool"], proposal["arguments"]
+            )
             proposal["gate"] = decisions.gate(state, proposal, tool, settings)
             if rule := decisions.approval_rule(tool, settings):
                 proposal["rule"] = rule
