@@ -11,6 +11,7 @@ import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rich.console import Console
@@ -89,12 +90,18 @@ def query_order(order_id: str) -> str:
     return f"{order_id}: pending"
 
 
-def _story(replies: list[str], **settings: object) -> str:
+@tool(side_effects=True)
+def cancel_order(order_id: str) -> str:
+    """Cancel an order."""
+    return f"{order_id}: cancelled"
+
+
+def _story(replies: list[str], tools: list[Any] = [query_order], **settings: object) -> str:  # noqa: B006
     buffer = io.StringIO()
     printer = TracePrinter(Console(file=buffer, width=200, highlight=False, no_color=True))
     options = {"protocol": "json_schema", "small_model": True, **settings}
     model = ScriptedChatModel(responses=replies)
-    graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry([query_order]))
+    graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(tools))
     _, trace = run_traced(graph, {"task": "status of ORD-2024-001?"})
     for event in trace:
         printer.event(event)
@@ -121,3 +128,11 @@ def test_a_forced_final_answer_is_told_and_the_answer_is_the_models() -> None:
     assert "no tool offered this step, only a final answer" in out
     assert "answer It is pending." in " ".join(out.split())
     assert "completed: the model gave a final answer" in out
+
+
+def test_a_tool_listed_but_not_callable_is_told_with_its_reason() -> None:
+    final = json.dumps({"action": {"final_answer": "pending"}, "thought": "done"})
+    out = _story([_call(), final], tools=[query_order, cancel_order], approval_tools=[])
+    first, second = out.split("step 2")
+    assert "listed but not callable now: cancel_order: a write, and no read has succeeded" in first
+    assert "not callable" not in second  # the read succeeded: the write is offered again

@@ -106,6 +106,9 @@ class TracePrinter:
             )
         elif detail.get("offered"):
             self._line("loop", "offered the tools " + ", ".join(detail["offered"]), "dim")
+        if detail.get("withheld") and not detail.get("final_only"):
+            held = "; ".join(f"{name}: {why}" for name, why in detail["withheld"].items())
+            self._line("loop", f"listed but not callable now: {held}", "dim")
         self._model_line(detail)
 
     def _model_line(self, detail: dict[str, Any]) -> None:

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.graph.small_model import withheld, writes_withheld
+from tether.graph.small_model import WITHHELD_WHY, withheld, writes_withheld
 from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
@@ -66,11 +66,18 @@ def _run(
     tools: list[Any] = TOOLS,
     **settings: Any,
 ) -> tuple[dict[str, Any], Any]:
+    state, model, _ = _run_traced(replies, task, tools, **settings)
+    return state, model
+
+
+def _run_traced(
+    replies: list[str | AIMessage], task: str, tools: list[Any], **settings: Any
+) -> tuple[dict[str, Any], Any, list[Any]]:
     model = ScriptedChatModel(responses=replies)
     options = {"small_model": True, "protocol": "json_schema", "offered_tools": 2} | settings
     graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(tools))
-    state, _ = run_traced(graph, {"task": task})
-    return state, model
+    state, trace = run_traced(graph, {"task": task})
+    return state, model, list(trace)
 
 
 def _arguments(model: ScriptedChatModel, i: int, tool_name: str) -> dict[str, Any]:
@@ -335,9 +342,12 @@ def test_writes_are_listed_but_not_callable_until_a_read_succeeds() -> None:
     task = f"Refund the payment of order {ORDER}."
     replies = [_call("find_payment", order_id=ORDER), _final("found")]
     tools = [find_payment, refund]
-    _, model = _run(replies, task=task, tools=tools, offered_tools=None, approval_tools=[])
+    _, model, trace = _run_traced(replies, task, tools, offered_tools=None, approval_tools=[])
     assert _offered(model, 0) == ["find_payment"]
     assert set(_offered(model, 1)) == {"find_payment", "refund"}
+    calls = [e["detail"] for e in trace if e["event"] == "model_call"]
+    assert calls[0]["withheld"] == {"refund": WITHHELD_WHY["write"]}  # the story says why
+    assert calls[1]["withheld"] == {}
     system = [str(model.calls[i].messages[0].content) for i in (0, 1)]
     assert "refund(" in system[0] and system[0] == system[1]  # listed throughout: cache holds
 
@@ -366,12 +376,15 @@ def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
     unread = {"step": 2, "kind": "parse_failure", "summary": "z", "fingerprint": None}
     settings = AgentSettings(small_model=True)
     state: Any = {"history": [failed]}
-    assert withheld(state, TOOLS, settings, ()) == {"weather", "query_order"}  # no order id
+    assert withheld(state, TOOLS, settings, ()) == {  # and query_order: no order id
+        "weather": WITHHELD_WHY["failed"],
+        "query_order": WITHHELD_WHY["ungrounded"],
+    }
     state["history"] = [failed, unread]  # an unreadable reply does not end the rest
     assert "weather" in withheld(state, TOOLS, settings, ())
     state["history"] = [failed, later]
     assert "weather" not in withheld(state, TOOLS, settings, ())
-    assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == frozenset()
+    assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == {}
 
 
 @tool

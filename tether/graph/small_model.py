@@ -52,19 +52,35 @@ def offered_tools(
     return select_tools(tools, task, settings.tool_offer, used, ranked=settings.small_profile)
 
 
+WITHHELD_WHY = {
+    "write": "a write, and no read has succeeded yet",
+    "rejected": "the operator rejected it",
+    "ungrounded": "no id it needs is in the task or a result",
+    "failed": "its call failed at the last step",
+}
+"""Why a listed tool is not callable at a step, as the run's story tells it."""
+
+
 def withheld(
     state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings, grounded: Grounded
-) -> frozenset[str]:
-    """Small-model profile: the listed tools the model may not call at this step (listed
-    still, so the prompt and the server's prompt cache stay as they were): the writes
-    :func:`writes_withheld` names, a tool whose required id has no value in the context
-    (:func:`ungrounded`), and the tool whose call failed at the last step (asked again at
-    temperature 0, the model proposes the same call). Nothing is withheld when that would
-    leave nothing to call."""
+) -> dict[str, str]:
+    """Small-model profile: the listed tools the model may not call at this step, and why
+    (listed still, so the prompt and the server's prompt cache stay as they were): the
+    writes :func:`writes_withheld` names, a tool whose required id has no value in the
+    context (:func:`ungrounded`), and the tool whose call failed at the last step (asked
+    again at temperature 0, the model proposes the same call). Nothing is withheld when that
+    would leave nothing to call."""
     if not settings.small_profile:
-        return frozenset()
-    names = writes_withheld(state, tools) | ungrounded(tools, grounded) | just_failed(state)
-    return frozenset() if names >= {tool.name for tool in tools} else frozenset(names)
+        return {}
+    reasons: dict[str, str] = {}
+    for name in just_failed(state):
+        reasons[name] = WITHHELD_WHY["failed"]
+    for name in ungrounded(tools, grounded):
+        reasons[name] = WITHHELD_WHY["ungrounded"]
+    rejected = rejected_writes(state, tools)
+    for name in writes_withheld(state, tools):
+        reasons[name] = WITHHELD_WHY["rejected" if name in rejected else "write"]
+    return {} if set(reasons) >= {tool.name for tool in tools} else reasons
 
 
 def ungrounded(tools: Sequence[BaseTool], grounded: Grounded) -> set[str]:
@@ -110,12 +126,17 @@ def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
         entry["result"]["status"] == "success" and entry["tool"] not in writes
         for entry in state.get("tool_buffer", [])
     )
-    rejected = {
+    return rejected_writes(state, tools) | (set() if read_done else writes)
+
+
+def rejected_writes(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
+    """The side-effecting tools the operator rejected within the kept history."""
+    writes = {tool.name for tool in tools if has_side_effects(tool)}
+    return writes & {
         _tool_of(record["fingerprint"])
         for record in state.get("history", [])
         if record["kind"] == "rejected"
     }
-    return (writes & rejected) | (set() if read_done else writes)
 
 
 def _tool_of(fingerprint: str | None) -> str:

@@ -6,7 +6,7 @@ answer, an unreadable reply or a repeat closes the step here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -35,6 +35,8 @@ class Call:
     prompt_tokens: int
     kwargs: dict[str, Any]
     final_only: bool = False
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Listed tools not callable at this step, and why (the small-model profile)."""
 
 
 class Think(Node):
@@ -63,12 +65,13 @@ class Think(Node):
         offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
         final_only = small_model.final_only(state, settings)
         grounded = small_model.grounded_ids(state, offered, settings)
+        withheld = small_model.withheld(state, offered, settings, grounded)
         prepared = self.deps.prepared(
             settings,
             offered,
             final_only=final_only,
             grounded=grounded,
-            withheld=small_model.withheld(state, offered, settings, grounded),
+            withheld=frozenset(withheld),
         )
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
@@ -99,7 +102,9 @@ class Think(Node):
             return end_run(state, verdict)
         temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
-        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs, final_only)
+        return Call(
+            step, prepared, rendered.messages, rendered.tokens, kwargs, final_only, withheld
+        )
 
     def _cancel_request(self) -> str | None:
         store = self.deps.cancel_store
@@ -218,6 +223,7 @@ def _call_detail(
     detail: dict[str, Any] = {
         "temperature": call.kwargs["temperature"],
         "offered": [tool.name for tool in call.prepared.tools],
+        "withheld": dict(call.withheld),
         "final_only": call.final_only,
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
