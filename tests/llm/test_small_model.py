@@ -426,3 +426,10 @@ def test_calls_the_tool_receives_alike_are_one_call(
     state, model = _run(replies, tools=[discount, query_order], offered_tools=None)
     assert _offered(model, 2) == []  # the second was a repeat of a call that had succeeded
     assert state["answer"] == "done"
+
+
+def test_only_listed_tools_are_told_as_withheld() -> None:
+    failed = {"step": 1, "kind": "tool_error", "summary": "x", "fingerprint": 'unlisted{"a":1}'}
+    state: Any = {"history": [failed], "task": f"status of {ORDER}"}
+    grounded = (("^ORD-[0-9]{4}-[0-9]{3,}$", (ORDER,)),)
+    assert withheld(state, TOOLS, AgentSettings(small_model=True), grounded) == {}

@@ -8,6 +8,7 @@ and the model still writes every call and every answer itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Sequence
@@ -80,24 +81,16 @@ def withheld(
     rejected = rejected_writes(state, tools)
     for name in writes_withheld(state, tools):
         reasons[name] = WITHHELD_WHY["rejected" if name in rejected else "write"]
-    return {} if set(reasons) >= {tool.name for tool in tools} else reasons
+    listed = {tool.name for tool in tools}
+    reasons = {name: why for name, why in reasons.items() if name in listed}
+    return {} if set(reasons) == listed else reasons
 
 
 def ungrounded(tools: Sequence[BaseTool], grounded: Grounded) -> set[str]:
     """The tools with a required id argument (see :func:`grounded_ids`) of which the context
     holds no value: called now, they could only be given an invented id."""
     known = {pattern for pattern, _ in grounded}
-    names = set()
-    for tool in tools:
-        schema = tool.args_schema
-        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-            continue
-        spec = schema.model_json_schema()
-        for name in spec.get("required", []):
-            pattern = spec.get("properties", {}).get(name, {}).get("pattern")
-            if isinstance(pattern, str) and _ID_PATTERN.match(pattern) and pattern not in known:
-                names.add(tool.name)
-    return names
+    return {tool.name for tool in tools if not _id_fields(tool)[1] <= known}
 
 
 def just_failed(state: AgentState) -> set[str]:
@@ -177,12 +170,30 @@ match ordinary words."""
 def _id_patterns(tools: Sequence[BaseTool]) -> set[str]:
     """The id patterns (see :data:`_ID_PATTERN`) of the tools' arguments, anchored as pydantic
     writes them."""
-    patterns: set[str] = set()
-    for tool in tools:
-        schema = tool.args_schema
-        if isinstance(schema, type) and issubclass(schema, BaseModel):
-            _collect_patterns(schema.model_json_schema(), patterns)
-    return {pattern for pattern in patterns if _ID_PATTERN.match(pattern)}
+    return set().union(*(_id_fields(tool)[0] for tool in tools))
+
+
+def _id_fields(tool: BaseTool) -> tuple[frozenset[str], frozenset[str]]:
+    """A tool's id patterns: all of them, and those of its required arguments (none for a
+    tool whose arguments are not a pydantic model)."""
+    schema = tool.args_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return frozenset(), frozenset()
+    return _schema_id_fields(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_id_fields(schema: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """:func:`_id_fields`, kept per schema class: building a JSON schema every step for every
+    offered tool is waste."""
+    spec = schema.model_json_schema()
+    found: set[str] = set()
+    _collect_patterns(spec, found)
+    required = {
+        spec.get("properties", {}).get(name, {}).get("pattern") for name in spec.get("required", [])
+    }
+    ids = frozenset(pattern for pattern in found if _ID_PATTERN.match(pattern))
+    return ids, ids & {pattern for pattern in required if isinstance(pattern, str)}
 
 
 def _collect_patterns(node: object, into: set[str]) -> None:
