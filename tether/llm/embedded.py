@@ -94,9 +94,10 @@ def default_threads() -> int:
 
     llama.cpp's threads wait for each other at every layer, so one that loses its core
     stalls them all: with other jobs on this 2-core machine, two threads ran several times
-    slower than one. On an idle machine two threads processed a prompt 2.3 times as fast as
-    one and generated 1.5 times as fast. The load average was tried first; it lags by a
-    minute, so a run just after any other work (installing, testing) got one thread."""
+    slower than one. On an idle machine two threads processed a prompt 1.6-1.7 times as fast
+    as one and generated 1.1-1.4 times as fast (benchmarks/llama_threads.py). The load
+    average was tried first; it lags by a minute, so a run just after any other work
+    (installing, testing) got one thread."""
     try:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
