@@ -7,10 +7,11 @@ model, no tool, no messages).
 Per agent, each figure the median of ``--repeats`` interleaved rounds (agent A, B, C, A...):
 
 - overlap: 64 x one run's wall time / the 64 runs' wall time;
-- CPU per step of those 64 runs. One event loop runs on one core, and runs that start
-  together wait together: while all 64 wait on the model nothing runs, and while they work
-  nothing waits, so the wall time nears steps x (50 ms + 64 x CPU per step). LangGraph
-  alone, with nodes that do nothing, shows what no agent on it can beat;
+- CPU per step of those 64 runs. One event loop runs on one core, so the 64 runs' wall time
+  lies between steps x max(50 ms, 64 x CPU per step), waits and work fully interleaved, and
+  steps x (50 ms + 64 x CPU per step), runs in lock-step: started together, they wait
+  together, and while they work nothing waits. LangGraph alone, with nodes that do nothing,
+  shows the overlap no agent built on it can beat;
 - CPU per step of the same runs without the wait, async (``ainvoke``, all at once) against
   sync (``invoke``, one after another), measured in alternating order; async / sync is taken
   within each round, then the median and range over rounds are reported.
