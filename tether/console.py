@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from tether.state import TraceEvent
+if TYPE_CHECKING:  # the state's module loads LangGraph: --help and bad arguments need not
+    from tether.state import TraceEvent
 
 STATUS_STYLE = {
     "completed": "bold green",
