@@ -150,6 +150,32 @@ def test_the_tether_command_works_without_the_world_and_bench_extras() -> None:
 
 
 @slow
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["run", "--help"], ["run", "--max-iters", "many", "a task"]]
+)
+def test_help_and_a_bad_argument_load_no_langgraph(argv: list[str]) -> None:
+    # LangGraph and LangChain are most of a start's time (about 2 s here): a command loads
+    # them to run, not to print its help or refuse its arguments.
+    done = python(
+        f"""
+        import json, sys
+        sys.argv = ["tether", *{argv!r}]
+        from tether.cli.entry import main
+        try:
+            main()
+        except SystemExit as exit:
+            code = exit.code
+        loaded = [m for m in ("langgraph", "langchain_core") if m in sys.modules]
+        print(json.dumps({{"code": code, "loaded": loaded}}))
+        """
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["code"] in (0, 2)
+    assert result["loaded"] == []
+
+
+@slow
 def test_the_studio_graphs_open_no_database_when_imported() -> None:
     done = python(
         """
