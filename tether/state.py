@@ -306,3 +306,16 @@ class AgentState(TypedDict, total=False):
     status: Status
     reason: str
     answer: str | None
+
+
+class RouteView(TypedDict, total=False):
+    """The part of :class:`AgentState` the conditional edges read (fields documented there).
+
+    LangGraph gives an edge a fresh copy of the keys its input type names, so edges typed
+    with this copy five channels a step instead of the whole state."""
+
+    status: Status
+    resolving: bool
+    proposal: Proposal | None
+    result: ToolResult | None
+    tool_attempts: int

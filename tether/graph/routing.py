@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from tether.state import AgentState
+from tether.state import RouteView
 
 EDGE_LABELS: dict[tuple[str, str], str] = {
     ("think", "act"): "tool call",
@@ -30,12 +30,12 @@ EDGE_LABELS: dict[tuple[str, str], str] = {
 """How each conditional edge is labelled in diagrams and Studio."""
 
 
-def _stopped(state: AgentState) -> bool:
+def _stopped(state: RouteView) -> bool:
     return state.get("status", "running") != "running"
 
 
 def route_after_think(
-    state: AgentState,
+    state: RouteView,
 ) -> Literal["act", "approve", "refuse", "think", "__end__"]:
     """Run the proposed call, ask for approval first, or refuse it; after an answer, an
     unusable reply or a repeat (closed in think), stop or ask the model again."""
@@ -54,21 +54,21 @@ def route_after_think(
     return "think"
 
 
-def route_after_approve(state: AgentState) -> Literal["act", "think", "__end__"]:
+def route_after_approve(state: RouteView) -> Literal["act", "think", "__end__"]:
     """Run an approved (possibly edited) call; a rejection closed the step as a failure."""
     if _stopped(state):
         return "__end__"
     return "act" if state.get("result") is None or state.get("resolving") else "think"
 
 
-def route_after_act(state: AgentState) -> Literal["act", "think", "__end__"]:
+def route_after_act(state: RouteView) -> Literal["act", "think", "__end__"]:
     """Retry in place while a call is still in flight (its step not closed)."""
     if _stopped(state):
         return "__end__"
     return "act" if state.get("tool_attempts", 0) > 0 or state.get("resolving") else "think"
 
 
-def route_after_refuse(state: AgentState) -> Literal["act", "think", "__end__"]:
+def route_after_refuse(state: RouteView) -> Literal["act", "think", "__end__"]:
     if _stopped(state):
         return "__end__"
     return "act" if state.get("resolving") else "think"

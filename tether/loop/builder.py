@@ -30,7 +30,7 @@ from tether.nodes.refuse import Refuse
 from tether.nodes.start import Start
 from tether.nodes.think import Think
 from tether.settings import AgentSettings, RunSettings, run_settings_schema
-from tether.state import AgentState, InputState
+from tether.state import AgentState, InputState, RouteView
 from tether.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -86,14 +86,14 @@ def build_graph(
 
 
 def _route(
-    builder: StateGraph[Any, Any, Any, Any], source: str, router: Callable[[AgentState], str]
+    builder: StateGraph[Any, Any, Any, Any], source: str, router: Callable[[RouteView], str]
 ) -> None:
     """Wire a pure router as a conditional edge to its declared targets, each edge named by
     its label so diagrams say why it is taken."""
     targets = list(get_args(get_type_hints(router)["return"]))
     labels = {target: routing.EDGE_LABELS[(source, target)] for target in targets}
 
-    def path(state: AgentState) -> str:
+    def path(state: RouteView) -> str:  # its type is the keys LangGraph gives the edge
         return labels[router(state)]
 
     edge = Edge(router.__name__, path)

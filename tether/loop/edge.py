@@ -14,10 +14,10 @@ from langchain_core.runnables.config import (
     get_callback_manager_for_config,
 )
 
-from tether.state import AgentState
+from tether.state import RouteView
 
 
-class Edge(Runnable[AgentState, str]):
+class Edge(Runnable[RouteView, str]):
     """A conditional edge, traced as a run of its own as LangGraph traces a plain function,
     with a native async path: LangGraph runs a sync-only edge of an async run in a worker
     thread, a hop per step for a function that only reads the state.
@@ -25,15 +25,15 @@ class Edge(Runnable[AgentState, str]):
     It wraps ``path`` (and is callable) so LangGraph reads its input type as for a plain
     function: the edge is given the fresh state, not the node's update laid over it."""
 
-    def __init__(self, name: str, path: Callable[[AgentState], str]) -> None:
+    def __init__(self, name: str, path: Callable[[RouteView], str]) -> None:
         functools.update_wrapper(self, path)
         self.name = name
         self.path = path
 
-    def __call__(self, state: AgentState) -> str:
+    def __call__(self, state: RouteView) -> str:
         return self.path(state)
 
-    def invoke(self, input: AgentState, config: RunnableConfig | None = None, **_: Any) -> str:
+    def invoke(self, input: RouteView, config: RunnableConfig | None = None, **_: Any) -> str:
         config = ensure_config(config)
         if not _heard(config):
             return self.path(input)
@@ -49,7 +49,7 @@ class Edge(Runnable[AgentState, str]):
         return label
 
     async def ainvoke(
-        self, input: AgentState, config: RunnableConfig | None = None, **_: Any
+        self, input: RouteView, config: RunnableConfig | None = None, **_: Any
     ) -> str:
         config = ensure_config(config)
         if not _heard(config):
