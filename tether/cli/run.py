@@ -77,7 +77,6 @@ def run(  # one line per flag; the flags only fill RunOptions
 
 def run_agent(options: RunOptions) -> None:
     """Run or resume what ``options`` asks for, answer approvals, and exit with the outcome."""
-    from tether.agent import Agent
     from tether.control.store import open_run_store
     from tether.settings import load_settings
     from tether.toolsets import load_toolset
@@ -86,6 +85,8 @@ def run_agent(options: RunOptions) -> None:
     again = options.resume_command()
     with open_run_store(options.store) as run_store:
         toolset = load_toolset(options.tools, options.data_dir, options.world_db)
+        from tether.agent import Agent  # after the databases: one that is down fails fast
+
         agent = Agent(settings, store=run_store, registry=toolset.registry())
         with stop_on_ctrl_c(f"run saved as thread {options.thread}; resume with: {again}"):
             result = answer_until_done(agent, options)

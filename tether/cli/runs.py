@@ -24,12 +24,18 @@ StoreOption = Annotated[
 
 
 def _agent(store: str | None) -> tuple[RunStore, Agent]:
-    from tether.agent import Agent
+    """The store first: an unreachable database is reported before the agent's stack loads."""
     from tether.control.store import open_run_store
-    from tether.settings import load_settings
 
     run_store = open_run_store(store)
-    return run_store, Agent(load_settings(approval_tools=[]), store=run_store)
+    try:
+        from tether.agent import Agent
+        from tether.settings import load_settings
+
+        return run_store, Agent(load_settings(approval_tools=[]), store=run_store)
+    except BaseException:
+        run_store.close()
+        raise
 
 
 @runs_app.command("list")
