@@ -41,6 +41,27 @@ LATENCY_S = 0.05
 STEPS = 5
 
 
+Nodes = tuple[Callable[..., Any], Callable[..., Any]]
+
+
+def two_node_loop(
+    schema: type[Any], route: Callable[[Any], str], nodes: Nodes, run_async: bool
+) -> Any:
+    """model -> (tools -> model)* -> end, over a (model, tools) pair of node functions. Async
+    runs get an async edge too, so nothing hops to a worker thread."""
+
+    async def aroute(state: Any) -> str:
+        return route(state)
+
+    builder = StateGraph(schema)
+    builder.add_node("model", nodes[0])
+    builder.add_node("tools", nodes[1])
+    builder.add_edge(START, "model")
+    builder.add_conditional_edges("model", aroute if run_async else route, ["tools", END])
+    builder.add_edge("tools", "model")
+    return builder.compile()
+
+
 def tether_graph(steps: int, latency: float, tool: Any) -> Any:
     model = ScriptedChatModel(responses=tool_call_replies(steps), latency=latency)
     return build_graph(tether_settings("native"), model=model, registry=ToolRegistry([tool]))
@@ -80,17 +101,9 @@ def bare_loop_graph(steps: int, latency: float, tool: Any) -> Any:
     async def acall_tools(state: MessagesState) -> dict[str, Any]:
         return {"messages": [await tool.ainvoke(c) for c in tool_calls(state)]}
 
-    async def aroute(state: MessagesState) -> str:
-        return route(state)
-
     run_async = tool.coroutine is not None
-    builder = StateGraph(MessagesState)
-    builder.add_node("model", acall_model if run_async else call_model)
-    builder.add_node("tools", acall_tools if run_async else call_tools)
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", aroute if run_async else route, ["tools", END])
-    builder.add_edge("tools", "model")
-    return builder.compile()
+    nodes = (acall_model, acall_tools) if run_async else (call_model, call_tools)
+    return two_node_loop(MessagesState, route, nodes, run_async)
 
 
 class Count(TypedDict, total=False):
@@ -120,17 +133,9 @@ def langgraph_alone_graph(steps: int, latency: float, tool: Any) -> Any:
     def route(state: Count) -> str:
         return "tools" if state["steps"] < steps else END
 
-    async def aroute(state: Count) -> str:
-        return route(state)
-
     run_async = tool.coroutine is not None
-    builder = StateGraph(Count)
-    builder.add_node("model", amodel if run_async else model)
-    builder.add_node("tools", atools if run_async else tools)
-    builder.add_edge(START, "model")
-    builder.add_conditional_edges("model", aroute if run_async else route, ["tools", END])
-    builder.add_edge("tools", "model")
-    return builder.compile()
+    nodes = (amodel, atools) if run_async else (model, tools)
+    return two_node_loop(Count, route, nodes, run_async)
 
 
 AGENTS: dict[str, tuple[Callable[[int, float, Any], Any], Callable[[], dict[str, Any]]]] = {
