@@ -27,6 +27,7 @@ import json
 import statistics
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -35,11 +36,6 @@ from scripted import alookup, clock_start, lookup, tether_settings, tool_call_re
 
 from tether import ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel
-
-RUNS = 64
-LATENCY_S = 0.05
-STEPS = 5
-
 
 Nodes = tuple[Callable[..., Any], Callable[..., Any]]
 
@@ -146,12 +142,21 @@ AGENTS: dict[str, tuple[Callable[[int, float, Any], Any], Callable[[], dict[str,
 }
 
 
-def graphs(agent: str, count: int, latency: float, tool: Any) -> list[Any]:
+@dataclass(frozen=True)
+class Shape:
+    """How many runs at once, of how many steps, against a model that waits how long."""
+
+    runs: int = 64
+    steps: int = 5
+    latency: float = 0.05
+
+
+def graphs(agent: str, shape: Shape, count: int, latency: float, tool: Any) -> list[Any]:
     make = AGENTS[agent][0]
-    return [make(STEPS, latency, tool) for _ in range(count)]
+    return [make(shape.steps, latency, tool) for _ in range(count)]
 
 
-def run_async(agent: str, built: list[Any]) -> tuple[float, float]:
+def run_async(agent: str, built: list[Any], steps: int) -> tuple[float, float]:
     """Wall seconds and CPU ms per step of ``built`` run all at once with ``ainvoke``."""
     payload = AGENTS[agent][1]
 
@@ -162,33 +167,34 @@ def run_async(agent: str, built: list[Any]) -> tuple[float, float]:
     started = time.perf_counter()
     asyncio.run(all_at_once())
     wall = time.perf_counter() - started
-    return wall, (time.process_time() - cpu) / (len(built) * STEPS) * 1000
+    return wall, (time.process_time() - cpu) / (len(built) * steps) * 1000
 
 
-def run_sync(agent: str, built: list[Any]) -> float:
+def run_sync(agent: str, built: list[Any], steps: int) -> float:
     """CPU ms per step of ``built`` run one after another with ``invoke``."""
     payload = AGENTS[agent][1]
     cpu = clock_start()
     for graph in built:
         graph.invoke(payload())
-    return (time.process_time() - cpu) / (len(built) * STEPS) * 1000
+    return (time.process_time() - cpu) / (len(built) * steps) * 1000
 
 
-def one_round(agent: str, parity: int) -> dict[str, float]:
+def one_round(agent: str, shape: Shape, parity: int) -> dict[str, float]:
     """Graphs are built before each clock starts; async runs get the async tool (as an async
     agent has), sync runs its sync twin."""
-    single, _ = run_async(agent, graphs(agent, 1, LATENCY_S, alookup))
-    many, cpu = run_async(agent, graphs(agent, RUNS, LATENCY_S, alookup))
+    runs, steps = shape.runs, shape.steps
+    single, _ = run_async(agent, graphs(agent, shape, 1, shape.latency, alookup), steps)
+    many, cpu = run_async(agent, graphs(agent, shape, runs, shape.latency, alookup), steps)
     measures: dict[str, Callable[[], float]] = {
-        "async": lambda: run_async(agent, graphs(agent, RUNS, 0.0, alookup))[1],
-        "sync": lambda: run_sync(agent, graphs(agent, RUNS, 0.0, lookup)),
+        "async": lambda: run_async(agent, graphs(agent, shape, runs, 0.0, alookup), steps)[1],
+        "sync": lambda: run_sync(agent, graphs(agent, shape, runs, 0.0, lookup), steps),
     }
     order = ["async", "sync"] if parity % 2 == 0 else ["sync", "async"]
     no_wait = {name: measures[name]() for name in order}
     return {
         "one_run_wall_s": single,
         "all_runs_wall_s": many,
-        "overlap": RUNS * single / many,
+        "overlap": runs * single / many,
         "cpu_ms_per_step": cpu,
         "async_cpu_ms_per_step_no_wait": no_wait["async"],
         "sync_cpu_ms_per_step": no_wait["sync"],
@@ -197,15 +203,19 @@ def one_round(agent: str, parity: int) -> dict[str, float]:
     }
 
 
-def concurrency(repeats: int) -> dict[str, Any]:
+def concurrency(repeats: int, shape: Shape = Shape()) -> dict[str, Any]:
     for agent in AGENTS:  # warm-up: imports, first compile
-        run_async(agent, graphs(agent, 1, LATENCY_S, alookup))
-        run_sync(agent, graphs(agent, 1, 0.0, lookup))
+        run_async(agent, graphs(agent, shape, 1, shape.latency, alookup), shape.steps)
+        run_sync(agent, graphs(agent, shape, 1, 0.0, lookup), shape.steps)
     rounds: dict[str, list[dict[str, float]]] = {agent: [] for agent in AGENTS}
     for parity in range(repeats):
         for agent in AGENTS:
-            rounds[agent].append(one_round(agent, parity))
-    report: dict[str, Any] = {"runs": RUNS, "model_latency_s": LATENCY_S, "steps_per_run": STEPS}
+            rounds[agent].append(one_round(agent, shape, parity))
+    report: dict[str, Any] = {
+        "runs": shape.runs,
+        "model_latency_s": shape.latency,
+        "steps_per_run": shape.steps,
+    }
     for agent, runs in rounds.items():
         figures: dict[str, Any] = {
             key: round(statistics.median(r[key] for r in runs), 3) for key in runs[0]
@@ -220,8 +230,11 @@ def concurrency(repeats: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=Shape.runs, help="runs at once")
+    parser.add_argument("--steps", type=int, default=Shape.steps, help="steps per run")
     args = parser.parse_args()
-    print(json.dumps(concurrency(args.repeats), indent=2))
+    shape = Shape(runs=args.runs, steps=args.steps)
+    print(json.dumps(concurrency(args.repeats, shape), indent=2))
 
 
 if __name__ == "__main__":

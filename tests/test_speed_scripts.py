@@ -1,0 +1,48 @@
+"""The speed scripts the README quotes still run, on a small shape, as a user runs them.
+
+Their figures are never asserted here (this machine is shared and noisy); what is checked is
+what holds at any speed: every agent runs to the end, and async runs overlap their waits.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.bench]
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def script(name: str, *args: str) -> dict:
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / name), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_concurrent_runs_of_every_agent_overlap_their_model_waits() -> None:
+    report = script("concurrency.py", "--repeats", "1", "--runs", "4", "--steps", "2")
+    agents = {"tether (native)", "create_agent", "bare langgraph loop", "langgraph alone"}
+    assert agents <= set(report)
+    for agent in agents:
+        # 4 runs of two 50 ms waits: one after another they'd take 4x one run's time, so an
+        # overlap near 1 would mean a node blocks the event loop.
+        assert report[agent]["overlap"] > 2, (agent, report[agent])
+
+
+def test_cpu_per_step_runs_every_agent_to_its_last_step() -> None:
+    report = script("loop_overhead.py", "--only", "cpu", "--repeats", "1")["cpu_per_step"]
+    medians = report["ms_per_step_median"]
+    expected = {"tether (native)", "create_agent", "langgraph prebuilt"}
+    assert expected | {"tether (react)", "AgentExecutor"} == set(medians)
+    assert all(value > 0 for value in medians.values())
