@@ -28,7 +28,7 @@ test: lint
 test-fast: setup
 	$(UV) run pytest -q -n 2 -m "not slow and not server and not postgres and not bench"
 
-# The long soak behind the reliability figures in the README (about an hour on 2 cores):
+# The long soak behind the reliability figures in the README (26 min to about an hour on 2 cores):
 # 10,000 generated runs, 1,000 faulted payment flows, 100 SIGKILLs with resume.
 soak: setup
 	SOAK_EXAMPLES=10000 SOAK_FLOWS=1000 SOAK_KILLS=100 $(UV) run pytest -q --timeout 3600 \
