@@ -311,8 +311,9 @@ class AgentState(TypedDict, total=False):
 class RouteView(TypedDict, total=False):
     """The part of :class:`AgentState` the conditional edges read (fields documented there).
 
-    LangGraph gives an edge a fresh copy of the keys its input type names, so edges typed
-    with this copy five channels a step instead of the whole state."""
+    LangGraph reads an edge only the keys its input type names, so edges typed with this
+    read five channels a step instead of the whole state (it still copies every channel to
+    lay the node's writes over them)."""
 
     status: Status
     resolving: bool

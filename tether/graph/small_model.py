@@ -78,9 +78,10 @@ def withheld(
         reasons[name] = WITHHELD_WHY["failed"]
     for name in ungrounded(tools, grounded):
         reasons[name] = WITHHELD_WHY["ungrounded"]
-    rejected = rejected_writes(state, tools)
-    for name in writes_withheld(state, tools):
-        reasons[name] = WITHHELD_WHY["rejected" if name in rejected else "write"]
+    for name in unread_writes(state, tools):
+        reasons[name] = WITHHELD_WHY["write"]
+    for name in rejected_writes(state, tools):
+        reasons[name] = WITHHELD_WHY["rejected"]
     listed = {tool.name for tool in tools}
     reasons = {name: why for name, why in reasons.items() if name in listed}
     return {} if set(reasons) == listed else reasons
@@ -114,22 +115,30 @@ def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
     model reached for pay_order on a status question), and a write the operator rejected
     within the kept history is not offered again (asked the same question at temperature
     0, the model proposes the same call)."""
-    writes = {tool.name for tool in tools if has_side_effects(tool)}
+    return unread_writes(state, tools) | rejected_writes(state, tools)
+
+
+def unread_writes(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
+    """Every side-effecting tool, until a read has succeeded in the run; then none."""
+    writes = _writes(tools)
     read_done = any(
         entry["result"]["status"] == "success" and entry["tool"] not in writes
         for entry in state.get("tool_buffer", [])
     )
-    return rejected_writes(state, tools) | (set() if read_done else writes)
+    return set() if read_done else writes
 
 
 def rejected_writes(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
     """The side-effecting tools the operator rejected within the kept history."""
-    writes = {tool.name for tool in tools if has_side_effects(tool)}
-    return writes & {
+    return _writes(tools) & {
         _tool_of(record["fingerprint"])
         for record in state.get("history", [])
         if record["kind"] == "rejected"
     }
+
+
+def _writes(tools: Sequence[BaseTool]) -> set[str]:
+    return {tool.name for tool in tools if has_side_effects(tool)}
 
 
 def _tool_of(fingerprint: str | None) -> str:
