@@ -3,22 +3,23 @@
 # compiled at install (uv does not by default): every process then starts ~2 s sooner.
 TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
 UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
+PACKAGES = packages/tether/tether packages/tether-world/tether_world packages/tether-cli/tether_cli packages/tether-bench/tether_bench
 
 .PHONY: setup run test test-fast lint soak
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet "uv>=0.9"
-	$(UV) sync --locked --all-extras --quiet --compile-bytecode
+	$(UV) sync --locked --quiet --compile-bytecode
 
 # tether run exits 1 when a run ends with a status other than completed (SmolLM2 often
 # trips the breaker): that is the loop working, so only errors (2) fail this target.
 run: setup
-	$(UV) run tether run --protocol json_schema "$(TASK)"; code=$$?; [ $$code -ne 2 ] || exit $$code
+	$(UV) run tether run --tools demo --protocol json_schema "$(TASK)"; code=$$?; [ $$code -ne 2 ] || exit $$code
 
 lint: setup
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
-	$(UV) run mypy tether
+	$(UV) run mypy $(PACKAGES)
 
 # Everything: servers, PostgreSQL, spawned CLIs, notebooks, the benchmark harness; one
 # worker per core, each test file on one worker (its servers start once).

@@ -28,10 +28,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tether.bench.backends import BackendSpec
-from tether.bench.metrics import percentile
-from tether.bench.runner import RunPlan, run_benchmark, sample_scenarios
-from tether.bench.scenarios import SCENARIO_PATH, load_scenarios
+from tether_bench.backends import BackendSpec
+from tether_bench.metrics import percentile
+from tether_bench.runner import RunPlan, run_benchmark, sample_scenarios
+from tether_bench.scenarios import SCENARIO_PATH, load_scenarios
 
 AGENTS = ("tether", "agent_executor", "create_agent")
 DEFAULT_SCENARIOS = SCENARIO_PATH

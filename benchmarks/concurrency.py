@@ -33,7 +33,6 @@ from typing import Any, TypedDict
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.graph import END, START, MessagesState, StateGraph
 from scripted import alookup, clock_start, lookup, tether_settings, tool_call_replies
-
 from tether import ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel
 

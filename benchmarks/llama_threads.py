@@ -20,14 +20,13 @@ from typing import Any
 
 import httpx
 from langchain_core.messages import convert_to_openai_messages
-
 from tether.llm.embedded import EmbeddedServer, idle_cores
 from tether.llm.protocols import PROTOCOLS, Offer
 from tether.llm.structured import response_format
 from tether.llm.toolpick import select_tools
 from tether.memory.render import PromptFrame, render_prompt
 from tether.memory.tokens import TiktokenCounter
-from tether.world import create_world
+from tether_world import create_world
 
 TASK = "查询订单 ORD-2024-001 的状态并计算折扣"
 

@@ -45,7 +45,6 @@ from scripted import (
     tether_settings,
     tool_call_replies,
 )
-
 from tether import ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel
 
@@ -82,8 +81,7 @@ def prebuilt_runner(replies: list[AIMessage]) -> Any:
 def agent_executor_runner(replies: list[AIMessage]) -> Any:
     from langchain_classic.agents import AgentExecutor, create_react_agent
     from langchain_core.prompts import PromptTemplate
-
-    from tether.bench.agents.agent_executor import REACT_PROMPT
+    from tether_bench.agents.agent_executor import REACT_PROMPT
 
     model = ScriptedChatModel(responses=list(replies))
     agent = create_react_agent(model, [lookup], PromptTemplate.from_template(REACT_PROMPT))

@@ -20,7 +20,7 @@ from collections import Counter
 from typing import Any
 
 from tether import AgentSettings, ToolRegistry, build_graph
-from tether.world import World
+from tether_world import World
 
 TASK = "查询订单 ORD-2024-001 的状态并计算折扣，然后付款"
 SEED_TOOLS = ("query_order", "compute_discount", "pay_order")

@@ -8,7 +8,6 @@ import gc
 import time
 
 from langchain_core.messages import AIMessage
-
 from tether import AgentSettings, tool
 
 STEPS = 20

@@ -19,8 +19,8 @@ from tether import AgentSettings
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.testing import ScriptedChatModel
-from tether.world import World
-from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
+from tether_world import World
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
 TETHER = str(Path(sys.executable).parent / "tether")
 

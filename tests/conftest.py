@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel, run_traced
 

@@ -8,9 +8,8 @@ import re
 from typing import Any
 
 from langchain_core.messages import BaseMessage
-
 from tether.testing import FunctionChatModel
-from tether.world.demo import SEED_FLOW_REPLIES
+from tether_world.demo import SEED_FLOW_REPLIES
 
 QUERY, DISCOUNT, PAY = SEED_FLOW_REPLIES[:3]
 PAID = "Thought: the payment went through\nFinal Answer: paid 2328.02 for ORD-2024-001"

@@ -5,12 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.flows import flow_model
 from tether import AgentSettings
 from tether.agent import Agent
 from tether.control.store import open_run_store
-from tether.world import World
-from tether.world.demo import SEED_TASK
+from tether_world import World
+from tether_world.demo import SEED_TASK
+
+from tests.flows import flow_model
 
 
 def main(store_path: str, world_dir: str) -> None:

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-
-from tests.scripts import act, final
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.control.approval import ApprovalError, parse_decision
 from tether.testing import ScriptedChatModel
+
+from tests.scripts import act, final
 
 calls: list[dict[str, Any]] = []
 

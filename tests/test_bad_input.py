@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from tether import AgentSettings, SettingsError, TaskError, build_graph
 from tether.errors import ModelServerError
 from tether.settings import load_settings

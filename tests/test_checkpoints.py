@@ -14,8 +14,6 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from langgraph.checkpoint.sqlite import SqliteSaver
-
-from tests.scripts import act, final, lookup
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.state import (
     CALLS_KEPT,
@@ -26,6 +24,8 @@ from tether.state import (
     windowed,
 )
 from tether.testing import ScriptedChatModel
+
+from tests.scripts import act, final, lookup
 
 STEPS = 14  # 13 tool calls, then an answer: the windows fill well before the end
 SETTINGS = AgentSettings(approval_tools=[], max_iters=STEPS + 5, token_budget=10**7)

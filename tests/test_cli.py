@@ -9,6 +9,12 @@ import time
 from pathlib import Path
 
 import pytest
+from tether.agent import Agent
+from tether.control.store import open_run_store
+from tether.settings import AgentSettings
+from tether.testing import ScriptedChatModel
+from tether_cli.console import TracePrinter
+from tether_world import World
 
 from tests.cli_helpers import (
     TETHER,
@@ -20,19 +26,13 @@ from tests.cli_helpers import (
     tether,
     waiting_run,
 )
-from tether.agent import Agent
-from tether.console import TracePrinter
-from tether.control.store import open_run_store
-from tether.settings import AgentSettings
-from tether.testing import ScriptedChatModel
-from tether.world import World
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed
 LOCATE = ["--max-iters", "3"]
 
 
 def where(store: Path, world: Path) -> list[str]:
-    return ["--store", str(store), "--data-dir", str(world), *LOCATE]
+    return ["--store", str(store), "--tools", "demo", "--data-dir", str(world), *LOCATE]
 
 
 # --- bad input: one line, exit 2, no traceback -----------------------------------------------
@@ -132,8 +132,9 @@ def test_without_an_answer_the_run_waits_and_says_how_to_answer(tmp_path: Path) 
     store, world = waiting_run(tmp_path)
     done = tether("run", "--thread", "pay-1", *where(store, world))
     assert done.returncode == 3
-    assert f"tether run --thread pay-1 --data-dir {world} --store {store} --approve" in (
-        " ".join(done.stderr.split())
+    assert (
+        f"tether run --thread pay-1 --tools demo --data-dir {world} --store {store} --approve"
+        in (" ".join(done.stderr.split()))
     )
     assert saved(store, "pay-1").pending is not None
 
@@ -163,7 +164,7 @@ def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
     with hanging_model() as base_url:
         child = subprocess.Popen(
             [TETHER, "run", "look up ORD-2024-001", "--thread", "cc", "--base-url", base_url,
-             "--store", str(store), "--data-dir", str(world)],
+             "--store", str(store), "--tools", "demo", "--data-dir", str(world)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
         )  # fmt: skip
         deadline = time.monotonic() + 60
@@ -200,8 +201,8 @@ def test_runs_list_shows_full_ids_and_json(tmp_path: Path) -> None:
 
 
 def test_a_resumed_runs_token_count_continues(tmp_path: Path) -> None:
-    from tether.cli.run import drive
-    from tether.cli.run_options import RunOptions
+    from tether_cli.run import drive
+    from tether_cli.run_options import RunOptions
 
     store, world = waiting_run(tmp_path)
     with open_run_store(store) as run_store, World.create(world) as w:
@@ -213,7 +214,7 @@ def test_a_resumed_runs_token_count_continues(tmp_path: Path) -> None:
 
 def test_help_does_not_load_the_agent_stack() -> None:
     code = (
-        "import sys, tether.cli\n"
+        "import sys, tether_cli\n"
         "heavy = [m for m in ('langgraph', 'langchain_core', 'openai', 'sqlalchemy') "
         "if m in sys.modules]\n"
         "print(heavy)"

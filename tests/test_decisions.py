@@ -6,7 +6,6 @@ import random
 from typing import Any
 
 import pytest
-
 from tether import AgentSettings, ToolRegistry, tool
 from tether.graph import decisions, routing
 from tether.state import call_key, record_calls

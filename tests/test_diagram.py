@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from tether import build_graph
 from tether.graph.routing import EDGE_LABELS
 from tether.loop.diagram import mermaid

@@ -9,17 +9,17 @@ from typing import Any
 
 import pytest
 from rich.console import Console
-
-from tests.scripts import act, final
 from tether import AgentSettings, build_graph, tool
 from tether.agent import Agent, UnknownRunError
-from tether.console import TracePrinter
 from tether.control.approval import ApprovalError
 from tether.control.store import RunStore, open_run_store
 from tether.testing import ScriptedChatModel
 from tether.tools.registry import ToolRegistry
-from tether.world import World
-from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
+from tether_cli.console import TracePrinter
+from tether_world import World
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
+
+from tests.scripts import act, final
 
 APPROVE = {"decisions": [{"type": "approve"}]}
 

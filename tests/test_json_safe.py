@@ -12,7 +12,6 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from tether.tools import cap_result, json_safe
 from tether.tools.envelope import error_envelope, success_envelope
 

@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.flows import flow_model
 from tether import AgentSettings
 from tether.agent import Agent, UnknownRunError
 from tether.control.store import open_run_store
-from tether.world import World
-from tether.world.demo import SEED_TASK
+from tether_world import World
+from tether_world.demo import SEED_TASK
+
+from tests.flows import flow_model
 
 KILLS = int(os.environ.get("SOAK_KILLS", "3"))
 ROOT = Path(__file__).parent.parent

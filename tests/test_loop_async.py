@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
-
-from tests.scripts import act, final
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.graph import routing
 from tether.loop.edge import Edge
 from tether.testing import ScriptedChatModel
+
+from tests.scripts import act, final
 
 
 @tool

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from langchain_core.messages import AIMessage
+from tether import ToolRegistry, error, success, tool
 
 from tests.scripts import act, broken, final, lookup
-from tether import ToolRegistry, error, success, tool
 
 
 def prompt_of(model: Any, call: int) -> str:

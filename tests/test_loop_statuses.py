@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from tether import TransientToolError, tool
 
 from tests.scripts import act, broken, final, lookup
-from tether import TransientToolError, tool
 
 
 def test_final_answer_completes(run_script: Any) -> None:

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from tests.scripts import act, final, lookup
 from tether import AgentSettings, ToolRegistry
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.testing import ScriptedChatModel
+
+from tests.scripts import act, final, lookup
 
 
 class Recorder:

@@ -8,7 +8,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
-
 from tether.llm.parsing import fingerprint, parse_arguments, parse_native, parse_react
 from tether.llm.structured import parse_json_action
 

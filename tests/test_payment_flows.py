@@ -9,12 +9,12 @@ import random
 from typing import Any
 
 import pytest
-
-from tests.flows import flow_model
 from tether import AgentSettings, build_graph
 from tether.testing import run_traced
-from tether.world import World
-from tether.world.faults import Fault, TargetFaults
+from tether_world import World
+from tether_world.faults import Fault, TargetFaults
+
+from tests.flows import flow_model
 
 FLOWS = int(os.environ.get("SOAK_FLOWS", "24"))
 FAULTS = [

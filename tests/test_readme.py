@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 from pydantic import SecretStr
-
 from tether import AgentSettings
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")

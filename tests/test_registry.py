@@ -13,7 +13,6 @@ import ormsgpack
 import pytest
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, Field
-
 from tether import Envelope, ToolRegistry, TransientToolError, error, success, tool
 from tether.tools import ToolOutput
 

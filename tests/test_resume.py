@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.crash_worker import CRASH_EXIT
 from tether import AgentSettings
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.testing import ScriptedChatModel
-from tether.world import World
-from tether.world.demo import SEED_FLOW_REPLIES
+from tether_world import World
+from tether_world.demo import SEED_FLOW_REPLIES
+
+from tests.crash_worker import CRASH_EXIT
 
 ROOT = Path(__file__).parent.parent
 

@@ -15,16 +15,16 @@ from typing import Any
 
 import pytest
 from rich.console import Console
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.testing import ScriptedChatModel, run_traced
+from tether_bench.scenarios import load_scenarios
+from tether_bench.simulator.core import LatencyModel, Simulator
+from tether_bench.simulator.personas import PERFECT
+from tether_bench.simulator.serve import README_SCENARIOS, serve_lines
+from tether_bench.simulator.server import SimulatorServer
+from tether_cli.console import TracePrinter
 
 from tests.cli_helpers import tether
-from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.bench.scenarios import load_scenarios
-from tether.bench.simulator.core import LatencyModel, Simulator
-from tether.bench.simulator.personas import PERFECT
-from tether.bench.simulator.serve import README_SCENARIOS, serve_lines
-from tether.bench.simulator.server import SimulatorServer
-from tether.console import TracePrinter
-from tether.testing import ScriptedChatModel, run_traced
 
 pytestmark = pytest.mark.slow  # spawns the command
 TASK = "查询订单 ORD-2024-001 的状态并计算折扣"
@@ -41,7 +41,14 @@ def simulated() -> Iterator[SimulatorServer]:
 def _run(server: SimulatorServer, tmp: Path, tag: str, *extra: str) -> tuple[int, str]:
     model = server.simulator.model_name("readme-status-discount", 0, tag)
     args = ["run", "--base-url", server.base_url, "--model", model, "--protocol", "json_schema"]
-    places = ["--data-dir", str(tmp / "world"), "--store", str(tmp / "runs.sqlite")]
+    places = [
+        "--tools",
+        "demo",
+        "--data-dir",
+        str(tmp / "world"),
+        "--store",
+        str(tmp / "runs.sqlite"),
+    ]
     done = tether(*args, *places, *extra, TASK)
     return done.returncode, " ".join(done.stdout.split())  # rich wraps long lines
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 from langchain_core.messages import AIMessage
-
 from tether import ScriptExhaustedError
 from tether.testing import ScriptedChatModel
 

@@ -7,12 +7,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-
 from tether import AgentSettings, build_graph
 from tether.testing import ScriptedChatModel
-from tether.world import World, fail_first
-from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
-from tether.world.faults import Fault
+from tether_world import World, fail_first
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
+from tether_world.faults import Fault
 
 
 @pytest.fixture

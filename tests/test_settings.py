@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from tests.scripts import act, final, lookup
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.errors import SettingsError
 from tether.nodes import deps as deps_module
 from tether.settings import resolve_settings
 from tether.testing import ScriptedChatModel
+
+from tests.scripts import act, final, lookup
 
 
 def test_memory_budget_is_the_ratio_of_the_context_window() -> None:

@@ -7,12 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
 from tether import AgentSettings, build_graph
 from tether.testing import ScriptedChatModel, run_traced
-from tether.world import World, fail_first
-from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
-from tether.world.faults import Fault
+from tether_world import World, fail_first
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
+from tether_world.faults import Fault
 
 PAY = SEED_FLOW_REPLIES[2]
 QUERY_AND_DISCOUNT = list(SEED_FLOW_REPLIES[:2])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from tests.scripts import final
 from tether import tool
 from tether.llm.structured import action_schema, parse_json_action
+
+from tests.scripts import final
 
 
 @tool

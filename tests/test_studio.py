@@ -11,7 +11,6 @@ from pathlib import Path
 
 import httpx
 import pytest
-
 from tether import AgentSettings
 
 pytestmark = pytest.mark.server

@@ -13,14 +13,14 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool
 from pydantic import BaseModel, Field, field_validator
-
-from tests.scripts import act, final
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.testing import ScriptedChatModel
 from tether.tools import direct
 from tether.tools.direct import direct_function
 from tether.tools.output import ToolOutput
 from tether.tools.runinfo import RUN_ID_KEY, run_config, run_id_from
+
+from tests.scripts import act, final
 
 
 class Doubled(BaseModel):

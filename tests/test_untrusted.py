@@ -18,7 +18,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
-
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.state import TERMINAL_STATUSES
 from tether.testing import ScriptedChatModel, run_traced

@@ -6,9 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from tether.bench.scenarios import SCENARIO_PATH, Scenario, load_scenarios
-from tether.bench.worlds import WorldFactory
+from tether_bench.scenarios import SCENARIO_PATH, Scenario, load_scenarios
+from tether_bench.worlds import WorldFactory
 
 REPO = Path(__file__).resolve().parents[2]
 SCENARIO_FILE = SCENARIO_PATH

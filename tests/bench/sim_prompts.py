@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from tether.bench.agents.agent_executor import REACT_PROMPT
+from tether_bench.agents.agent_executor import REACT_PROMPT
 
 FORMATS = ("tether", "agent_executor", "create_agent")
 

@@ -6,21 +6,20 @@ import json
 from collections.abc import Iterator
 
 import pytest
-
-from tether.bench.agents import BenchAgent, ChatSettings, make_agent
-from tether.bench.agents.agent_executor import AgentExecutorAgent
-from tether.bench.agents.create_agent import CreateAgentAgent
-from tether.bench.agents.lc_tools import registry_tools
-from tether.bench.agents.tether_agent import TetherAgent, tether_settings
-from tether.bench.harness import Harness
-from tether.bench.instrument import RecordingRegistry, RunRecorder
-from tether.bench.judge import Judge
-from tether.bench.operator import write_tools
-from tether.bench.records import RunRecord
-from tether.bench.scenarios import Scenario
-from tether.bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
-from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
 from tether.errors import TransientToolError
+from tether_bench.agents import BenchAgent, ChatSettings, make_agent
+from tether_bench.agents.agent_executor import AgentExecutorAgent
+from tether_bench.agents.create_agent import CreateAgentAgent
+from tether_bench.agents.lc_tools import registry_tools
+from tether_bench.agents.tether_agent import TetherAgent, tether_settings
+from tether_bench.harness import Harness
+from tether_bench.instrument import RecordingRegistry, RunRecorder
+from tether_bench.judge import Judge
+from tether_bench.operator import write_tools
+from tether_bench.records import RunRecord
+from tether_bench.scenarios import Scenario
+from tether_bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
+from tether_bench.worlds import ExpectedStates, WorldFactory, prepare
 
 NO_WAIT = Harness(retry_initial_delay=0.0)
 AGENTS: dict[str, BenchAgent] = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tether.bench.claims import (
+from tether_bench.claims import (
     Evidence,
     conflicting_amounts,
     ids_in,
@@ -12,9 +12,9 @@ from tether.bench.claims import (
     statuses_in,
     ungrounded_numbers,
 )
-from tether.bench.judge import judge_run
-from tether.bench.records import RunRecord, ToolCall
-from tether.bench.scenarios import Scenario
+from tether_bench.judge import judge_run
+from tether_bench.records import RunRecord, ToolCall
+from tether_bench.scenarios import Scenario
 
 ORDER = {"order_id": "ORD-2024-513", "status": "pending", "subtotal": "100.00", "payments": []}
 

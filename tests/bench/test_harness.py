@@ -8,20 +8,19 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
-
-from tether.bench.agents import VARIANTS, make_agent
-from tether.bench.agents.base import ChatSettings
-from tether.bench.harness import (
+from tether.testing import ScriptedChatModel
+from tether_bench.agents import VARIANTS, make_agent
+from tether_bench.agents.base import ChatSettings
+from tether_bench.harness import (
     BudgetExceeded,
     Harness,
     TokenBudgetGuard,
     effective_settings,
     settings_table,
 )
-from tether.bench.instrument import RecordingRegistry, RunRecorder
-from tether.bench.scenarios import Scenario
-from tether.bench.worlds import WorldFactory
-from tether.testing import ScriptedChatModel
+from tether_bench.instrument import RecordingRegistry, RunRecorder
+from tether_bench.scenarios import Scenario
+from tether_bench.worlds import WorldFactory
 
 ODD = Harness(step_cap=4, token_budget=12_345, tool_attempts=4, retry_initial_delay=0.25)
 

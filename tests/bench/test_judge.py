@@ -6,16 +6,16 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
+from tether_bench.adversarial import score_adversaries
+from tether_bench.agents.gold import GoldReplayAgent, Script, ScriptedAgent, gold_script
+from tether_bench.backends import UrlBackend
+from tether_bench.judge import judge_run
+from tether_bench.records import RunRecord, ToolCall
+from tether_bench.runner import BenchResult, RunPlan, run_benchmark, sample_scenarios
+from tether_bench.scenarios import Scenario, ToolAction
+from tether_world.seed import DEFAULT_SEED, generate
 
 from tests.bench.conftest import SCENARIO_FILE
-from tether.bench.adversarial import score_adversaries
-from tether.bench.agents.gold import GoldReplayAgent, Script, ScriptedAgent, gold_script
-from tether.bench.backends import UrlBackend
-from tether.bench.judge import judge_run
-from tether.bench.records import RunRecord, ToolCall
-from tether.bench.runner import BenchResult, RunPlan, run_benchmark, sample_scenarios
-from tether.bench.scenarios import Scenario, ToolAction
-from tether.world.seed import DEFAULT_SEED, generate
 
 UNUSED_MODEL = UrlBackend("http://127.0.0.1:9/v1", "unused")  # scripted agents never call it
 
@@ -143,7 +143,7 @@ def test_each_failure_is_named(by_id: dict[str, Scenario]) -> None:
 def test_stopping_early_means_within_the_call_limit(by_id: dict[str, Scenario]) -> None:
     scenario = by_id["impossible-missing-01"]
     assert scenario.max_model_calls is not None
-    from tether.bench.records import ModelCall
+    from tether_bench.records import ModelCall
 
     calls = [ModelCall(start=i, end=i + 0.5) for i in range(scenario.max_model_calls + 1)]
     record = RunRecord(
@@ -174,7 +174,7 @@ def test_adversaries_pass_nothing_and_gold_everything_on_a_sample(
 ) -> None:
     """Each adversary on every sampled scenario where it acts differently from gold.
 
-    ``python -m tether.bench.adversarial`` runs them on every scenario (docs/benchmark.md).
+    ``python -m tether_bench.adversarial`` runs them on every scenario (docs/benchmark.md).
     """
     sample = sample_scenarios(scenarios, 7, seed=11)
     scores = {s.agent: s for s in score_adversaries(sample)}

@@ -9,16 +9,15 @@ import openai
 import pytest
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion
-
-from tether.bench.backends import LocalBackend
-from tether.bench.harness import Harness
-from tether.bench.instrument import RunRecorder
-from tether.bench.metrics import AgentMetrics, agent_metrics, wilson
-from tether.bench.options import BenchOptions
-from tether.bench.records import RunRecord, Verdict
-from tether.bench.report import charts
-from tether.bench.runner import RunPlan, plan_agents
-from tether.bench.suite import backend_spec, run_plan
+from tether_bench.backends import LocalBackend
+from tether_bench.harness import Harness
+from tether_bench.instrument import RunRecorder
+from tether_bench.metrics import AgentMetrics, agent_metrics, wilson
+from tether_bench.options import BenchOptions
+from tether_bench.records import RunRecord, Verdict
+from tether_bench.report import charts
+from tether_bench.runner import RunPlan, plan_agents
+from tether_bench.suite import backend_spec, run_plan
 
 
 def test_the_gguf_path_reaches_the_embedded_server() -> None:

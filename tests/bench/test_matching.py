@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tether.bench.matching import numbers_in, same_value
-from tether.bench.scenarios import NumberOutput, TextOutput, missing_outputs
+from tether_bench.matching import numbers_in, same_value
+from tether_bench.scenarios import NumberOutput, TextOutput, missing_outputs
 
 
 def test_numbers_are_read_with_separators_full_width_and_signs() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from tether.bench.metrics import agent_metrics, pass_hat_k, percentile, wilson
-from tether.bench.records import ModelCall, RunRecord, ToolCall, Verdict
+from tether_bench.metrics import agent_metrics, pass_hat_k, percentile, wilson
+from tether_bench.records import ModelCall, RunRecord, ToolCall, Verdict
 
 
 def call(start: float, end: float, tokens: int = 100, reported: bool = True) -> ModelCall:

@@ -9,22 +9,21 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-
-from tether.bench.agents import BenchAgent, ChatSettings
-from tether.bench.agents.agent_executor import AgentExecutorAgent
-from tether.bench.agents.create_agent import CreateAgentAgent
-from tether.bench.agents.gold import Script, ScriptedAgent
-from tether.bench.agents.tether_agent import TetherAgent
-from tether.bench.harness import Harness
-from tether.bench.instrument import RecordingRegistry, RunRecorder
-from tether.bench.metrics import agent_metrics
-from tether.bench.operator import OPERATOR, REJECTION, target_of, write_tools
-from tether.bench.records import RunRecord, Verdict
-from tether.bench.report import write_rows
-from tether.bench.scenarios import Scenario, ToolAction
-from tether.bench.worlds import ExpectedStates, WorldFactory, prepare
 from tether.testing import ScriptedChatModel
 from tether.tools.marks import has_side_effects
+from tether_bench.agents import BenchAgent, ChatSettings
+from tether_bench.agents.agent_executor import AgentExecutorAgent
+from tether_bench.agents.create_agent import CreateAgentAgent
+from tether_bench.agents.gold import Script, ScriptedAgent
+from tether_bench.agents.tether_agent import TetherAgent
+from tether_bench.harness import Harness
+from tether_bench.instrument import RecordingRegistry, RunRecorder
+from tether_bench.metrics import agent_metrics
+from tether_bench.operator import OPERATOR, REJECTION, target_of, write_tools
+from tether_bench.records import RunRecord, Verdict
+from tether_bench.report import write_rows
+from tether_bench.scenarios import Scenario, ToolAction
+from tether_bench.worlds import ExpectedStates, WorldFactory, prepare
 
 NO_WAIT = Harness(retry_initial_delay=0.0)
 CHAT = ChatSettings(base_url="http://127.0.0.1:1/v1", model="scripted")
@@ -273,7 +272,7 @@ def test_write_metrics_and_their_table(by_id: dict[str, Scenario], worlds: World
 
 
 def test_the_desk_logs_against_the_model_call_that_proposed(worlds: WorldFactory) -> None:
-    from tether.bench.gates import ApprovalDesk
+    from tether_bench.gates import ApprovalDesk
 
     with worlds.fresh() as world:
         recorder = RunRecorder()

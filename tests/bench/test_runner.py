@@ -5,20 +5,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from typer.testing import CliRunner
-
-from tether.bench.backends import BackendSpec
-from tether.bench.cli import bench_app
-from tether.bench.harness import Harness
-from tether.bench.report import markdown, write_report
-from tether.bench.runner import (
+from tether_bench.backends import BackendSpec
+from tether_bench.cli import bench_app
+from tether_bench.harness import Harness
+from tether_bench.report import markdown, write_report
+from tether_bench.runner import (
     BenchResult,
     RunPlan,
     run_benchmark,
     sample_scenarios,
     simplest_scenarios,
 )
-from tether.bench.scenarios import Scenario
+from tether_bench.scenarios import Scenario
+from typer.testing import CliRunner
 
 AGENTS = ["tether", "agent_executor", "create_agent"]
 PICK = ["api-pay-01", "fault-pay-02", "impossible-missing-01"]

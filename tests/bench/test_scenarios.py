@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from tether.bench.scenarios import (
+from tether_bench.scenarios import (
     SCHEMA_PATH,
     Scenario,
     ScenarioFileError,

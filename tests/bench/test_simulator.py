@@ -10,11 +10,9 @@ import httpx
 import pytest
 from langchain_core.messages import HumanMessage
 from langchain_openai import ChatOpenAI
-
-from tests.bench.sim_prompts import Exchange, envelope, request
-from tether.bench.agents import ChatSettings, make_agent
-from tether.bench.scenarios import Scenario
-from tether.bench.simulator import (
+from tether_bench.agents import ChatSettings, make_agent
+from tether_bench.scenarios import Scenario
+from tether_bench.simulator import (
     FAULT_KINDS,
     PERFECT,
     PERSONAS,
@@ -23,8 +21,10 @@ from tether.bench.simulator import (
     SimulatorServer,
     model_name,
 )
-from tether.bench.simulator.faults import Draw, applicable_faults, draw, pick_fault
-from tether.bench.worlds import WorldFactory, prepare
+from tether_bench.simulator.faults import Draw, applicable_faults, draw, pick_fault
+from tether_bench.worlds import WorldFactory, prepare
+
+from tests.bench.sim_prompts import Exchange, envelope, request
 
 SEED_TASK_ID = "api-pay-01"
 SEED_TASK = "Check order ORD-2024-001, work out the amount due and pay it."

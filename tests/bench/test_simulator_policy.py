@@ -8,11 +8,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-from tests.bench.conftest import SCENARIO_FILE
-from tests.bench.sim_prompts import FORMATS, Exchange, failure, request
-from tether.bench.scenarios import Scenario, load_scenarios
-from tether.bench.simulator import (
+from tether_bench.scenarios import Scenario, load_scenarios
+from tether_bench.simulator import (
     FAULT_KINDS,
     PERFECT,
     PERSONAS,
@@ -23,10 +20,13 @@ from tether.bench.simulator import (
     model_name,
     persona,
 )
-from tether.bench.simulator.faults import CALL_FAULTS
-from tether.bench.simulator.render import render
-from tether.bench.simulator.sessions import Turn
-from tether.bench.worlds import WorldFactory, prepare
+from tether_bench.simulator.faults import CALL_FAULTS
+from tether_bench.simulator.render import render
+from tether_bench.simulator.sessions import Turn
+from tether_bench.worlds import WorldFactory, prepare
+
+from tests.bench.conftest import SCENARIO_FILE
+from tests.bench.sim_prompts import FORMATS, Exchange, failure, request
 
 PAY = "api-pay-01"
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import tether.bench.matching
-from tether.bench.backends import BackendSpec
-from tether.bench.metrics import all_metrics
-from tether.bench.options import BenchOptions
-from tether.bench.records import Approval, RunRecord, Verdict
-from tether.bench.runner import BenchResult, RunPlan
-from tether.bench.scenarios import SCENARIO_PATH
-from tether.bench.simulator import FAULT_KINDS
-from tether.bench.suite import run_suite
-from tether.bench.suite_report import suite_markdown
+import tether_bench.matching
+from tether_bench.backends import BackendSpec
+from tether_bench.metrics import all_metrics
+from tether_bench.options import BenchOptions
+from tether_bench.records import Approval, RunRecord, Verdict
+from tether_bench.runner import BenchResult, RunPlan
+from tether_bench.scenarios import SCENARIO_PATH
+from tether_bench.simulator import FAULT_KINDS
+from tether_bench.suite import run_suite
+from tether_bench.suite_report import suite_markdown
 
 
 def _fake_runner(calls: list[BackendSpec]):  # type: ignore[no-untyped-def]
@@ -68,8 +68,8 @@ def test_seeds_personas_and_sensitivity_runs() -> None:
 
 
 def test_scenarios_ship_inside_the_package_and_matching_stands_alone() -> None:
-    assert SCENARIO_PATH.parent.parent.name == "bench" and SCENARIO_PATH.exists()
-    tree = ast.parse(Path(tether.bench.matching.__file__).read_text(encoding="utf-8"))
+    assert SCENARIO_PATH.parent.parent.name == "tether_bench" and SCENARIO_PATH.exists()
+    tree = ast.parse(Path(tether_bench.matching.__file__).read_text(encoding="utf-8"))
     imported = [
         n.module if isinstance(n, ast.ImportFrom) else a.name
         for n in ast.walk(tree)

@@ -7,10 +7,10 @@ import time
 from typing import Any
 
 import pytest
-
-from tests.contract.vllm_stub import RunningStub
 from tether import AgentSettings, ModelCallError, ToolRegistry, build_graph, tool
 from tether.testing import run_traced
+
+from tests.contract.vllm_stub import RunningStub
 
 
 @tool

@@ -18,9 +18,9 @@ import pytest
 from langchain_core.exceptions import ModelConnectionError, ModelTimeoutError
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_openai import ChatOpenAI
+from tether.llm.server_tokens import ServerTokenCounter
 
 from tests.contract.vllm_stub import MODEL, REPLY_TEXT, RunningStub, closed_port, stub_tokens
-from tether.llm.server_tokens import ServerTokenCounter
 
 PROMPT = "查询订单 ORD-2024-001 的状态"
 ORDER_TOOL = {

@@ -12,10 +12,10 @@ from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field, create_model
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
-
-from tests.contract.vllm_stub import RunningStub, StubConfig, serve_stub
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.testing import run_traced
+
+from tests.contract.vllm_stub import RunningStub, StubConfig, serve_stub
 
 
 class Speed(StrEnum):

@@ -21,7 +21,6 @@ import pytest
 from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, ValidationError
-
 from tether.errors import ModelServerError, TetherError
 from tether.llm.embedded import (
     BUNDLED_GGUF,

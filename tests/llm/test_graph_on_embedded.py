@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.testing import run_traced
 

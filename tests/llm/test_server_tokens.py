@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import httpx
 import pytest
-
 from tether.llm.server_tokens import ServerTokenCounter, tokenize_url
 
 

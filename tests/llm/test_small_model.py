@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from langchain_core.messages import AIMessage
-
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.graph.small_model import WITHHELD_WHY, withheld, writes_withheld
 from tether.llm.embedded import default_threads, idle_cores
@@ -19,8 +18,8 @@ from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.llm.toolpick import callable_from, select_tools
 from tether.settings import SMALL_MODEL_RESULT_CHARS as SMALL_RESULT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
-from tether.world import World
-from tether.world.fields import OrderId, PaymentId
+from tether_world import World
+from tether_world.fields import OrderId, PaymentId
 
 ORDER = "ORD-2024-001"
 

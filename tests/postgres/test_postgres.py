@@ -15,11 +15,11 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from tether.control.store import open_run_store
+from tether_world import World
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
 from tests.contract.vllm_stub import Gate, RunningStub, StubConfig, closed_port, serve_stub
-from tether.control.store import open_run_store
-from tether.world import World
-from tether.world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
 # Each test spawns the CLI several times; the bound is for a hung process on a loaded machine.
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -66,7 +66,8 @@ def spawn(*args: str, cwd: Path) -> subprocess.Popen[str]:
 def agent_args(thread: str, pg_url: str, stub: RunningStub) -> list[str]:
     """`tether run` on the seed task, with the run store and the world both on PostgreSQL."""
     return [
-        *("run", SEED_TASK, "--thread", thread, "--store", pg_url, "--world-db", pg_url),
+        *("run", SEED_TASK, "--thread", thread, "--store", pg_url),
+        *("--tools", "demo", "--world-db", pg_url),
         *("--base-url", stub.base_url, "--protocol", "react"),
     ]
 
@@ -103,7 +104,14 @@ def test_an_unreachable_server_is_one_line_and_exit_2(tmp_path: Path) -> None:
     down = f"postgresql://postgres@127.0.0.1:{closed_port()}/tether"
     for args in (
         ["runs", "list", "--store", down],
-        ["run", "a task", "--world-db", down.replace("postgresql", "postgres", 1)],
+        [
+            "run",
+            "a task",
+            "--tools",
+            "demo",
+            "--world-db",
+            down.replace("postgresql", "postgres", 1),
+        ],
     ):
         done = tether(*args, cwd=tmp_path)
         assert done.returncode == 2, done.stderr
@@ -175,7 +183,8 @@ def test_resume_on_postgres_after_the_process_was_killed(
 
     stub.config.gate = None
     resume = [
-        *("run", "--thread", "pg-resume", "--store", pg_url, "--world-db", pg_url),
+        *("run", "--thread", "pg-resume", "--store", pg_url),
+        *("--tools", "demo", "--world-db", pg_url),
         *("--base-url", stub.base_url, "--protocol", "react", "--yes", "--json"),
     ]
     resumed = tether(*resume, cwd=tmp_path)

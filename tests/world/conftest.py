@@ -8,11 +8,10 @@ from pathlib import Path
 
 import pytest
 from langchain_core.runnables import RunnableConfig
-
 from tether.tools import ToolRegistry
 from tether.tools.runinfo import run_config
-from tether.world import World
-from tether.world.world import DB_FILE
+from tether_world import World
+from tether_world.world import DB_FILE
 
 
 @pytest.fixture(scope="session")

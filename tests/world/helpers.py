@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import sqlalchemy as sa
-
-from tether.world import World
-from tether.world import db as world_db
+from tether_world import World
+from tether_world import db as world_db
 
 
 def ok(result: Any) -> Any:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-
-from tether.world.arith import CalculationError, evaluate, to_plain
+from tether_world.arith import CalculationError, evaluate, to_plain
 
 
 @pytest.mark.parametrize(

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from tether.tools import ToolRegistry
+from tether_world import World
 
 from tests.world.helpers import failed, ok
-from tether.tools import ToolRegistry
-from tether.world import World
 
 
 def test_compute_discount_for_the_running_example(registry: ToolRegistry) -> None:

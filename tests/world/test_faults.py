@@ -9,11 +9,11 @@ from typing import Any
 import httpx
 import pytest
 from langchain_core.runnables import RunnableConfig
+from tether.tools import ToolRegistry
+from tether_world import Fault, FaultInjector, World, at_rate, fail_first, payments_app
+from tether_world.payments_service import PaymentService
 
 from tests.world.helpers import failed, ok, payments_of
-from tether.tools import ToolRegistry
-from tether.world import Fault, FaultInjector, World, at_rate, fail_first, payments_app
-from tether.world.payments_service import PaymentService
 
 PAY = {"order_id": "ORD-2024-001", "amount": "2328.02"}
 

@@ -10,13 +10,13 @@ from typing import TypeVar
 
 import pytest
 from langchain_core.runnables import RunnableConfig
+from tether.tools import ToolRegistry
+from tether_world import World
+from tether_world import db as world_db
+from tether_world import payments_service as service_module
+from tether_world.payments_service import PaymentError, PaymentService
 
 from tests.world.helpers import payments_of
-from tether.tools import ToolRegistry
-from tether.world import World
-from tether.world import db as world_db
-from tether.world import payments_service as service_module
-from tether.world.payments_service import PaymentError, PaymentService
 
 T = TypeVar("T")
 PAYABLE = Decimal("2328.02")

@@ -5,8 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from tether.world.money import (
+from tether_world.money import (
     fmt,
     fmt_cents,
     from_cents,

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import sqlalchemy as sa
+from tether.tools import ToolRegistry
+from tether_world import World
+from tether_world import db as world_db
 
 from tests.world.helpers import failed, ok, order_with
-from tether.tools import ToolRegistry
-from tether.world import World
-from tether.world import db as world_db
 
 
 # --- query_order ------------------------------------------------------------------------------

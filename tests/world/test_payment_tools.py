@@ -5,12 +5,12 @@ from __future__ import annotations
 import socket
 
 from langchain_core.runnables import RunnableConfig
-
-from tests.world.helpers import failed, ok, order_with
 from tether.tools import ToolRegistry
 from tether.tools.runinfo import run_config
-from tether.world import World, idempotency_key
-from tether.world.payments_service import IDEMPOTENCY_KEY_RE
+from tether_world import World, idempotency_key
+from tether_world.payments_service import IDEMPOTENCY_KEY_RE
+
+from tests.world.helpers import failed, ok, order_with
 
 
 def test_idempotency_key_is_per_run_and_order() -> None:

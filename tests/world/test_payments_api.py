@@ -8,11 +8,11 @@ from decimal import Decimal
 
 import httpx
 import pytest
+from tether_world import World
+from tether_world import db as world_db
+from tether_world.transport import InProcessTransport
 
 from tests.world.helpers import order_with
-from tether.world import World
-from tether.world import db as world_db
-from tether.world.transport import InProcessTransport
 
 PAYABLE_001 = "2328.02"
 KEY = "test-key-0001"

@@ -5,8 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from tether.world.pricing import PricingError, convert, quote, shipping_fee, shipping_zone
+from tether_world.pricing import PricingError, convert, quote, shipping_fee, shipping_zone
 
 D = Decimal
 

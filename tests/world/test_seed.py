@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from tether.world.money import from_cents, to_cents
-from tether.world.pricing import quote
-from tether.world.seed import generate
+from tether_world.money import from_cents, to_cents
+from tether_world.pricing import quote
+from tether_world.seed import generate
 
 
 def test_same_seed_same_rows_other_seed_other_rows() -> None:

@@ -10,13 +10,13 @@ import httpx
 import pytest
 import uvicorn
 from langchain_core.runnables import RunnableConfig
+from tether_world import World
+from tether_world import cli as world_cli
+from tether_world.server import serve_in_thread
+from tether_world.transport import InProcessTransport
 from typer.testing import CliRunner
 
 from tests.world.helpers import ok
-from tether.world import World
-from tether.world import cli as world_cli
-from tether.world.server import serve_in_thread
-from tether.world.transport import InProcessTransport
 
 
 def test_tools_against_a_served_api(world: World, run: RunnableConfig) -> None:

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
 from pydantic import BaseModel
-
 from tether.tools import ToolRegistry
-from tether.world import World, default_data_dir
-from tether.world import db as world_db
+from tether_world import World, default_data_dir
+from tether_world import db as world_db
 
 WORLD_TOOLS = {
     "query_order",
@@ -144,22 +142,3 @@ def test_any_sqlalchemy_url_works_but_not_in_memory(tmp_path: Path) -> None:
 def test_unknown_fault_targets_are_refused(world: World) -> None:
     with pytest.raises(ValueError, match="unknown fault targets"):
         world.set_faults({"api.create_paymnet": {"schedule": {0: {"status": 503}}}})
-
-
-def test_core_tether_never_imports_the_world() -> None:
-    """The loop and its parts; the CLI and the benchmark are applications that may use it."""
-    root = Path(__file__).resolve().parents[2] / "tether"
-    applications = {"world", "bench", "cli"}
-    offenders = []
-    for path in root.rglob("*.py"):
-        if applications & set(path.relative_to(root).parts):
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                names = [node.module or ""]
-            if any(n == "tether.world" or n.startswith("tether.world.") for n in names):
-                offenders.append(str(path))
-    assert offenders == []

@@ -1,0 +1,83 @@
+"""The benchmarked agents, by name, behind one interface (:class:`BenchAgent`).
+
+Each baseline comes twice: as its docs recommend (``agent_executor``, ``create_agent``) and
+stock (``*_stock``), so the report separates what output repair and control middleware bring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from tether_bench.agents.base import BenchAgent, ChatSettings, make_chat_model
+from tether_bench.harness import Harness
+
+VARIANTS: tuple[str, ...] = (
+    "tether",
+    "agent_executor",
+    "agent_executor_stock",
+    "create_agent",
+    "create_agent_stock",
+)
+AGENT_NAMES = VARIANTS
+
+
+def _tether(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether_bench.agents.tether_agent import TetherAgent
+
+    return TetherAgent(harness=harness, protocol=protocol)
+
+
+def _tether_small(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether_bench.agents.tether_agent import TetherSmallAgent
+
+    return TetherSmallAgent(harness=harness, protocol=protocol)
+
+
+def _agent_executor(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
+    def make(harness: Harness, protocol: str | None) -> BenchAgent:
+        from tether_bench.agents.agent_executor import AgentExecutorAgent
+
+        return AgentExecutorAgent(harness=harness, handle_parsing_errors=not stock)
+
+    return make
+
+
+def _create_agent(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
+    def make(harness: Harness, protocol: str | None) -> BenchAgent:
+        from tether_bench.agents.create_agent import CreateAgentAgent
+
+        return CreateAgentAgent(harness=harness, middleware=not stock)
+
+    return make
+
+
+def _gold(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether_bench.agents.gold import GoldReplayAgent
+
+    return GoldReplayAgent()
+
+
+FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
+    "tether": _tether,
+    "tether_small": _tether_small,
+    "agent_executor": _agent_executor(stock=False),
+    "agent_executor_stock": _agent_executor(stock=True),
+    "create_agent": _create_agent(stock=False),
+    "create_agent_stock": _create_agent(stock=True),
+    "gold": _gold,
+}
+
+
+def make_agent(
+    name: str, harness: Harness | None = None, protocol: str | None = None
+) -> BenchAgent:
+    """The agent called ``name`` (a variant, or gold), inside ``harness``; ``protocol`` is
+    tether's output protocol (the baselines have theirs fixed)."""
+    try:
+        factory = FACTORIES[name]
+    except KeyError:
+        raise ValueError(f"unknown agent {name!r}; known: {', '.join(FACTORIES)}") from None
+    return factory(harness or Harness(), protocol)
+
+
+__all__ = ["AGENT_NAMES", "VARIANTS", "BenchAgent", "ChatSettings", "make_agent", "make_chat_model"]

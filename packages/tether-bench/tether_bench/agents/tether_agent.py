@@ -1,0 +1,164 @@
+"""tether as benchmarked: the graph with default settings on the world's registry.
+
+Only what every agent shares is set: endpoint, model, temperature, completion cap, timeout,
+and the harness's step cap, token budget and transient-retry policy (tether's own defaults,
+so nothing changes unless the harness does). Approval gates are on for the world's write
+tools, as for every agent: the run pauses on tether's own gate and the harness resumes it with
+the operator's decision (:mod:`tether_bench.gates`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from langchain_openai import ChatOpenAI
+from tether import AgentSettings, build_graph, load_settings
+
+from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether_bench.gates import ApprovalDesk, new_thread, run_gated
+from tether_bench.harness import Harness, VariantSettings
+from tether_bench.instrument import RecordingRegistry
+from tether_bench.records import Outcome, TerminationKind
+from tether_bench.scenarios import Scenario
+
+_STATUSES: dict[str, TerminationKind] = {
+    "completed": "completed",
+    "max_steps": "max_steps",
+    "no_progress": "no_progress",
+    "failed": "failed",
+    "partial": "partial",
+}
+
+
+def tether_settings(
+    *,
+    base_url: str,
+    model: str,
+    temperature: float,
+    max_tokens: int,
+    timeout: float,
+    harness: Harness | None = None,
+    protocol: str | None = None,
+    approval_tools: Collection[str] = (),
+    small_model: bool | None = None,
+) -> AgentSettings:
+    """Default AgentSettings with the shared chat parameters, the harness, approval gates on
+    exactly ``approval_tools`` (named, so no environment setting can change the set), and
+    ``small_model`` switching the small-model profile on (a URL is never the embedded model,
+    so it is off by default)."""
+    h = harness or Harness()
+    values: dict[str, Any] = {
+        "base_url": base_url,
+        "model": model,
+        "temperature": temperature,
+        "max_tokens": max_tokens,
+        "request_timeout": timeout,
+        "max_iters": h.step_cap,
+        "token_budget": h.token_budget,
+        "tool_attempts": h.tool_attempts,
+        "retry_base_delay": h.retry_initial_delay,
+        "retry_max_delay": h.retry_max_delay,
+    }
+    if protocol is not None:
+        values["protocol"] = protocol
+    values["approval_tools"] = sorted(approval_tools)
+    if small_model is not None:
+        values["small_model"] = small_model
+    return load_settings(**values)
+
+
+class TetherAgent(BenchAgent):
+    """tether's loop: budgets, breaker, retries in place, repair of the model's output."""
+
+    name = "tether"
+
+    def __init__(
+        self,
+        *,
+        harness: Harness | None = None,
+        sleep: Sleep | None = None,
+        seed: int = 0,
+        protocol: str | None = None,
+        small_model: bool | None = None,
+    ) -> None:
+        self.harness = harness or Harness()
+        self.small_model = small_model
+        if sleep is not None:
+            self.sleep = sleep
+        self.seed = seed
+        self.protocol = protocol
+
+    def settings(self) -> VariantSettings:
+        s = tether_settings(
+            base_url="http://127.0.0.1:1/v1",
+            model="m",
+            temperature=0.0,
+            max_tokens=1,
+            timeout=1.0,
+            harness=self.harness,
+            protocol=self.protocol,
+            small_model=self.small_model,
+        )
+        ceiling = [
+            min(s.retry_max_delay, s.retry_base_delay * 2 ** (a - 1))
+            for a in range(1, s.tool_attempts)
+        ]
+        return VariantSettings(
+            agent=self.name,
+            step_cap=s.max_iters,
+            step_cap_by="max_iters",
+            token_budget=s.token_budget,
+            token_budget_by="token_budget",
+            tool_attempts=s.tool_attempts,
+            retry_delays_s=tuple(ceiling),
+            retry_by="tether (full jitter)",
+            output_repair=f"tether parser ({s.protocol})",
+            model_call_retries=f"client {self.harness.model_client_retries}",
+            tool_call_limit=None,
+        )
+
+    def execute(
+        self,
+        scenario: Scenario,
+        registry: RecordingRegistry,
+        model: ChatOpenAI,
+        chat: ChatSettings,
+    ) -> Outcome:
+        desk = ApprovalDesk(scenario, registry)
+        settings = tether_settings(
+            base_url=chat.base_url,
+            model=chat.model,
+            temperature=chat.temperature,
+            max_tokens=chat.max_tokens,
+            timeout=chat.timeout,
+            harness=self.harness,
+            protocol=self.protocol,
+            approval_tools=desk.tools,
+            small_model=self.small_model,
+        )
+        checkpointer, config = new_thread()
+        graph = build_graph(
+            settings,
+            model=model,
+            registry=registry,
+            checkpointer=checkpointer,
+            sleep=self.sleep,
+            seed=self.seed,
+        )
+        state = run_gated(graph, {"task": scenario.task}, config, desk)
+        status = str(state.get("status", ""))
+        return Outcome(
+            answer=state.get("answer"),
+            termination=_STATUSES.get(status, "error"),
+            reason=str(state.get("reason", "")),
+        )
+
+
+class TetherSmallAgent(TetherAgent):
+    """tether with the small-model profile on, as it runs on the embedded model."""
+
+    name = "tether_small"
+
+    def __init__(self, *, harness: Harness | None = None, protocol: str | None = None) -> None:
+        super().__init__(harness=harness, protocol=protocol, small_model=True)

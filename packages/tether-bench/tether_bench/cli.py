@@ -1,0 +1,130 @@
+"""``tether bench``: run the agents side by side on one backend and write the report.
+
+The flags only fill a :class:`~tether_bench.options.BenchOptions`; :func:`run_bench` takes
+that one object and does the rest. Mount either the command function,
+``app.command("bench")(bench)``, or the Typer app, ``app.add_typer(bench_app, name="bench")``
+(its callback is the command). ``python -m tether_bench`` runs it stand-alone.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from tether import TetherError
+
+if TYPE_CHECKING:
+    from tether_bench.options import BenchOptions
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+DEFAULT_AGENTS = "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock"
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+Opt = typer.Option
+
+
+def bench(  # one line per flag; the flags only fill BenchOptions
+    agents: Annotated[str, Opt(help="Comma-separated agent variants (or gold).")] = DEFAULT_AGENTS,
+    backend: Annotated[str, Opt(help="sim, local (embedded llama.cpp) or a URL.")] = "sim",
+    scenarios: Annotated[Path | None, Opt(help="Scenario JSONL; default: shipped.")] = None,
+    tools: Annotated[
+        str, Opt(help="Toolset: an installed name or a module with create_world.")
+    ] = "demo",
+    seeds: Annotated[str, Opt(help="Comma-separated seeds; mean and spread.")] = "0,1,2",
+    personas: Annotated[str, Opt(help="sim: comma-separated personas.")] = "strong",
+    trials: Annotated[int, Opt(min=1, help="Runs per scenario, agent and seed.")] = 1,
+    sample: Annotated[int | None, Opt(min=1, help="Only N scenarios.")] = None,
+    simplest: Annotated[
+        int | None, Opt(min=1, help="Only the N simplest (2/3 one gold call, 1/3 two).")
+    ] = None,
+    category: Annotated[list[str] | None, Opt(help="Only these categories.")] = None,
+    gguf: Annotated[str | None, Opt(help="local: GGUF file to serve.")] = None,
+    protocol: Annotated[str | None, Opt(help="tether: react, json_schema or native.")] = None,
+    model: Annotated[str | None, Opt(help="Model name on a URL backend.")] = None,
+    api_key: Annotated[str, Opt(help="API key for a URL backend.")] = "EMPTY",
+    temperature: Annotated[float, Opt(help="Sampling temperature, all agents.")] = 0.7,
+    max_tokens: Annotated[int, Opt(min=1, help="Completion cap per model call.")] = 512,
+    timeout: Annotated[float, Opt(help="Seconds before a model call fails.")] = 120.0,
+    token_budget: Annotated[int | None, Opt(min=1, help="Tokens per run, all agents.")] = None,
+    fault_rate: Annotated[
+        float | None, Opt(min=0, max=1, help="sim: override the persona's.")
+    ] = None,
+    fix_rate: Annotated[
+        float | None, Opt(min=0, max=1, help="sim: override the persona's.")
+    ] = None,
+    sensitivity: Annotated[bool, Opt(help="sim: also each fault kind off.")] = False,
+    sim_latency: Annotated[bool, Opt(help="sim: wait as the latency model says.")] = True,
+    local_parallel: Annotated[int, Opt(min=1, help="local: llama.cpp slots.")] = 2,
+    concurrency: Annotated[int, Opt(min=1, help="Runs in parallel (threads).")] = 4,
+    workers: Annotated[int, Opt(min=1, help="Processes (see docs).")] = 1,
+    out: Annotated[Path, Opt(help="Output directory.")] = Path("bench-out"),
+    progress: Annotated[bool, Opt(help="Show a progress bar.")] = True,
+    charts: Annotated[bool, Opt(help="Write PNG charts.")] = True,
+) -> None:
+    """Benchmark agents side by side: same model, tools and harness, judged on the world."""
+    values = dict(locals())  # the flags, before any other local exists
+    from tether.extras import require
+
+    require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
+    from tether_bench.options import BenchOptions
+
+    values.update(
+        agents=_split(agents),
+        seeds=_split(seeds),
+        personas=_split(personas),
+        categories=category or [],
+    )
+    del values["category"]
+    if token_budget is None:
+        del values["token_budget"]
+    try:
+        options = BenchOptions.model_validate(values)
+    except ValidationError as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
+
+
+def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
+    """Run what ``options`` (a BenchOptions) asks for; print the tables; exit 2 on bad input.
+
+    A run whose agents all fail is a result, not an error: it exits 0.
+    """
+    from tether_bench.scenarios import ScenarioFileError
+    from tether_bench.suite import run_suite
+    from tether_bench.suite_report import suite_markdown, write_suite
+
+    try:
+        _check_agents(options.agents)
+        err.print(
+            f"bench: {', '.join(options.agents)} on {options.backend}, seeds {options.seeds}, "
+            f"personas {options.personas}"
+        )
+        suite = run_suite(options)
+        suite.info["command"] = command
+        paths = write_suite(suite, options.out, with_charts=options.charts)
+    except (TetherError, ScenarioFileError, ValueError) as exc:
+        err.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+    sys.stdout.write(suite_markdown(suite))
+    err.print(f"wrote {len(paths)} files to {options.out} in {suite.wall_s:.1f} s of runs")
+
+
+def _check_agents(names: list[str]) -> None:
+    from tether_bench.agents import FACTORIES
+
+    unknown = [n for n in names if n not in FACTORIES]
+    if unknown or not names:
+        raise TetherError(f"unknown agents {unknown}; known: {', '.join(FACTORIES)}")
+
+
+bench_app = typer.Typer(help="Benchmark agents side by side.", add_completion=False)
+bench_app.callback(invoke_without_command=True)(bench)

@@ -1,0 +1,61 @@
+"""The words of the simulated model: thoughts, final answers and refusals, in the task's language.
+
+An answer states only facts the prompt shows (see :func:`.facts.output_fact`), never the
+scenario's reference answer, so an agent that lost a tool result from its prompt gets an
+answer without that fact, or with a made-up one.
+"""
+
+from __future__ import annotations
+
+from tether_bench.scenarios import Scenario
+
+DONE_EN = "Done, the request has been handled."
+DONE_ZH = "已处理完毕。"
+
+
+def thought_for_step(scenario: Scenario, number: int, total: int) -> str:
+    """A thought that names no tool or value (so it is never read back as feedback)."""
+    if scenario.language == "zh":
+        return f"我需要执行计划的第 {number}/{total} 步。"
+    return f"I need step {number} of {total} of my plan."
+
+
+def thought_for_answer(scenario: Scenario) -> str:
+    if scenario.language == "zh":
+        return "已经得到完成任务所需的信息。"
+    return "I have what the task needs."
+
+
+def premature(scenario: Scenario) -> str:
+    return DONE_ZH if scenario.language == "zh" else DONE_EN
+
+
+def final_answer(scenario: Scenario, facts: list[str], subject: str | None) -> str:
+    """The answer: the facts it found (a refusal when the task calls for stopping early)."""
+    zh = scenario.language == "zh"
+    listed = ("；" if zh else "; ").join(facts)
+    if scenario.expected_termination == "stopped_early":
+        if "no-suitable-tool" in scenario.tags:  # the plan's own reason for stopping
+            return no_tool(scenario, "do this")
+        if zh:
+            return f"无法完成这个请求（{listed}）。"
+        return f"I cannot complete this request ({listed})."
+    if zh:
+        return f"结果（{subject}）：{listed}。" if subject else f"结果：{listed}。"
+    return f"Result for {subject}: {listed}." if subject else f"Result: {listed}."
+
+
+def ask_for(scenario: Scenario, field: str) -> str:
+    """The refusal of a model that lacks a fact the task should have given."""
+    name = field.replace("_", " ")
+    if scenario.language == "zh":
+        return f"无法完成这个请求：任务没有给出 {name}，请提供。"
+    return f"I cannot complete this request: the task does not give the {name}. Please provide it."
+
+
+def no_tool(scenario: Scenario, tool: str) -> str:
+    """The refusal of a model whose prompt lists no tool for the step it needs."""
+    name = tool.replace("_", " ")
+    if scenario.language == "zh":
+        return f"无法完成这个请求：没有可以执行 {name} 的工具。"
+    return f"I cannot complete this request: no tool I have can {name}."

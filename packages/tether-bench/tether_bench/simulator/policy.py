@@ -1,0 +1,263 @@
+"""The simulated model's policy: what it does next, given the prompt in front of it.
+
+It knows the scenario's plan (which call comes after which), but acts only on what the
+prompt shows:
+
+1. **Where the plan stands**: the latest planned call whose successful result the prompt
+   shows (same tool, its grounded arguments in the call written before the result).
+2. **An error after its own faulty call**: the fix comes with ``fix_rate`` if the new text
+   names what was wrong (the field, the tool, the JSON), with ``blind_fix_rate`` otherwise;
+   if it does not come, the same faulty reply is repeated.
+3. **A repeated result** (the last two results shown are equal): the same call again, with
+   ``loop_rate``.
+4. **The next call**: only if its tool is listed (else a refusal that says so), and only with
+   grounded values the prompt shows. A missing one is made up with ``invent_rate``;
+   otherwise the call before it is made again (re-query), or, at the plan's start, the model
+   asks for it.
+5. **The answer**: the required facts the prompt shows; a missing one is made up with
+   ``invent_rate`` or re-queried by calling the plan's last step again.
+
+Then, on a turn that follows the plan, the persona's fault draw may turn it into a fault.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from tether_bench.scenarios import Scenario, ToolAction
+from tether_bench.simulator import answers
+from tether_bench.simulator.facts import (
+    grounded,
+    invent,
+    invented_fact,
+    missing_arguments,
+    output_fact,
+    visible,
+)
+from tether_bench.simulator.faults import (
+    CALL_FAULTS,
+    FORMAT_FAULTS,
+    Draw,
+    FaultKind,
+    applicable_faults,
+    pick_fault,
+)
+from tether_bench.simulator.personas import Persona
+from tether_bench.simulator.reading import Observation, PromptView
+from tether_bench.simulator.sessions import Memory, Move, Turn
+
+_ERROR_WORDS = re.compile(
+    r"error|invalid|not a valid|unknown|missing|required|could not|cannot|failed|"
+    r"not permitted|错误|无效|缺少|失败",
+    re.IGNORECASE,
+)
+_FORMAT_WORDS = ("json", "parse", "format", "action input", "argument", "quote", "格式")
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The turn to send, why, and where the plan stood."""
+
+    turn: Turn
+    move: Move
+    position: int
+
+
+def progress(plan: list[ToolAction], view: PromptView) -> int:
+    """How many planned calls are done, judged by the latest one whose result is shown."""
+    done = 0
+    for index, step in enumerate(plan):
+        if any(_shows(obs, step) for obs in view.observations):
+            done = index + 1
+    return done
+
+
+def _shows(obs: Observation, step: ToolAction) -> bool:
+    if not obs.ok or obs.tool != step.tool:
+        return False
+    call = obs.call_text.casefold()
+    return all(str(v).casefold() in call for v in step.arguments.values() if grounded(v))
+
+
+def decide(
+    scenario: Scenario, view: PromptView, memory: Memory, draw: Draw, persona: Persona
+) -> Choice:
+    """The next turn for this prompt; see the module docstring for the order of rules."""
+    plan = scenario.gold_actions
+    position = progress(plan, view)
+    last = memory.last_turn
+    fixing = False
+    if last is not None and last.fault in CALL_FAULTS and position <= memory.last_position:
+        named = names_problem(last, new_text(view, memory))
+        if draw.u_fix >= (persona.fix_rate if named else persona.blind_fix_rate):
+            return Choice(last, "repeat", position)
+        fixing = True
+    looped = _loop(view, last, draw, persona)
+    if looped is not None and not fixing:
+        return Choice(looped, "loop", position)
+    if position >= len(plan):
+        return _answer(scenario, view, draw, persona, position)
+    return _call(scenario, view, draw, persona, position, fixing)
+
+
+def new_text(view: PromptView, memory: Memory) -> str:
+    """Lines this prompt has that the last one had not, without the model's own words."""
+    fresh = [
+        line
+        for line in view.text.splitlines()
+        if line.strip()
+        and line.strip() not in memory.prompt_lines
+        and not any(piece and piece in line for piece in memory.echo)
+    ]
+    return "\n".join(fresh)
+
+
+def names_problem(turn: Turn, text: str) -> bool:
+    """The feedback says what was wrong with this faulty call."""
+    folded = text.casefold()
+    if not _ERROR_WORDS.search(folded):
+        return False
+    if turn.fault in ("missing_argument", "wrong_argument_name") and turn.problem_field:
+        return turn.problem_field.casefold() in folded
+    if turn.fault == "unknown_tool":
+        intended = (turn.intended_tool or "").casefold()
+        return (bool(intended) and intended in folded) or "tool" in folded
+    if turn.fault in FORMAT_FAULTS:
+        return any(word in folded for word in _FORMAT_WORDS)
+    return False
+
+
+def _loop(view: PromptView, last: Turn | None, draw: Draw, persona: Persona) -> Turn | None:
+    shown = view.observations
+    if last is None or last.kind != "action" or len(shown) < 2:
+        return None
+    if shown[-1].signature() != shown[-2].signature() or draw.u_loop >= persona.loop_rate:
+        return None
+    return replace(last, fault=None)
+
+
+def _call(
+    scenario: Scenario,
+    view: PromptView,
+    draw: Draw,
+    persona: Persona,
+    position: int,
+    fixing: bool,
+) -> Choice:
+    plan = scenario.gold_actions
+    step = plan[position]
+    if not view.offers(step.tool):
+        return _final(scenario, answers.no_tool(scenario, step.tool), "no_tool", position)
+    move: Move = "fix" if fixing else "plan"
+    arguments = dict(step.arguments)
+    missing = missing_arguments(step, view)
+    if missing and draw.u_invent < persona.invent_rate:
+        arguments.update({k: invent(arguments[k]) for k in missing})
+        move = "invent"
+    elif missing:
+        source = _requery_source(plan, position, view)
+        if source is None:
+            return _final(scenario, answers.ask_for(scenario, missing[0]), "ask", position)
+        step, arguments, move = plan[source], dict(plan[source].arguments), "requery"
+    thought = answers.thought_for_step(scenario, position + 1, len(plan))
+    turn = Turn("action", thought, step.tool, arguments, intended_tool=step.tool)
+    if fixing:
+        return Choice(turn, move, position)
+    fault = pick_fault(
+        persona.fault_rate,
+        persona.fault_weights,
+        draw,
+        applicable_faults(
+            planned_call=True, has_previous=position > 0, has_arguments=bool(arguments)
+        ),
+    )
+    if fault is None:
+        return Choice(turn, move, position)
+    return Choice(_faulty(scenario, turn, fault, draw, position), "fault", position)
+
+
+def _requery_source(plan: list[ToolAction], position: int, view: PromptView) -> int | None:
+    """The latest earlier planned call the model can make again with what it sees."""
+    for index in range(position - 1, -1, -1):
+        if not missing_arguments(plan[index], view):
+            return index
+    return None
+
+
+def _faulty(scenario: Scenario, turn: Turn, fault: FaultKind, draw: Draw, position: int) -> Turn:
+    """The planned call turned into ``fault`` (its shape is the renderer's job)."""
+    arguments = dict(turn.arguments or {})
+    base = replace(turn, fault=fault, shape=draw.u_shape)
+    if fault == "premature_final":
+        return Turn("final", turn.thought, answer=answers.premature(scenario), fault=fault)
+    if fault == "repeat_previous":
+        done = scenario.gold_actions[position - 1]
+        return replace(base, tool=done.tool, arguments=dict(done.arguments))
+    if fault == "unknown_tool":
+        return replace(base, tool=_near_miss(turn.tool or ""))
+    if fault in ("missing_argument", "wrong_argument_name"):
+        key = next(iter(arguments))
+        value = arguments.pop(key)
+        if fault == "wrong_argument_name":
+            arguments[_wrong_name(key)] = value
+        return replace(base, arguments=arguments, problem_field=key)
+    return base
+
+
+def _answer(
+    scenario: Scenario, view: PromptView, draw: Draw, persona: Persona, position: int
+) -> Choice:
+    plan = scenario.gold_actions
+    facts = [output_fact(o, view, needs_context=bool(plan)) for o in scenario.required_outputs]
+    move: Move = "answer"
+    if any(f is None for f in facts):
+        if draw.u_invent >= persona.invent_rate and plan:
+            step = plan[-1]
+            thought = answers.thought_for_step(scenario, len(plan), len(plan))
+            turn = Turn("action", thought, step.tool, dict(step.arguments), intended_tool=step.tool)
+            return Choice(turn, "requery", position)
+        out = scenario.required_outputs
+        facts = [f if f is not None else invented_fact(o) for f, o in zip(facts, out, strict=True)]
+        move = "invent"
+    fault = pick_fault(
+        persona.fault_rate,
+        persona.fault_weights,
+        draw,
+        applicable_faults(planned_call=False, has_previous=position > 0, has_arguments=False),
+    )
+    if fault == "repeat_previous":
+        done = plan[position - 1]
+        thought = answers.thought_for_answer(scenario)
+        turn = Turn("action", thought, done.tool, dict(done.arguments), fault=fault)
+        return Choice(turn, "fault", position)
+    subject = _subject(plan, view)
+    stated = [f for f in facts if f and f != subject]
+    text = answers.final_answer(scenario, stated, subject)
+    return _final(scenario, text, move, position)
+
+
+def _final(scenario: Scenario, text: str, move: Move, position: int) -> Choice:
+    return Choice(Turn("final", answers.thought_for_answer(scenario), answer=text), move, position)
+
+
+def _subject(plan: list[ToolAction], view: PromptView) -> str | None:
+    """The id the task is about (the first grounded, non-numeric argument shown), if any."""
+    for step in plan:
+        for value in step.arguments.values():
+            text = str(value)
+            if grounded(value) and not text.replace(".", "").isdigit() and visible(value, view):
+                return text
+    return None
+
+
+def _near_miss(tool: str) -> str:
+    """A plausible wrong name: the tool's name in camelCase (query_order -> queryOrder)."""
+    head, *rest = tool.split("_")
+    return head + "".join(part.capitalize() for part in rest) if rest else f"{tool}_tool"
+
+
+def _wrong_name(key: str) -> str:
+    """A plausible wrong argument name (order_id -> orderId, amount -> amount_value)."""
+    head, *rest = key.split("_")
+    return head + "".join(part.capitalize() for part in rest) if rest else f"{key}_value"

@@ -1,0 +1,182 @@
+"""Print a run as a story, as it happens: each step, what the model tried and what the loop did
+about it; at the end, how the run ended, its answer, tokens and time.
+
+Written for someone who has never seen tether: every line says who acted (the model, the
+loop, the tool) in plain words. Model and tool text is quoted and shortened, never styled as
+tether's own words.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import TYPE_CHECKING, Any
+
+from rich.console import Console
+from rich.markup import escape
+
+if TYPE_CHECKING:  # the state's module loads LangGraph: --help and bad arguments need not
+    from tether import TraceEvent
+
+STATUS_STYLE = {
+    "completed": "bold green",
+    "partial": "bold yellow",
+    "max_steps": "bold yellow",
+    "no_progress": "bold red",
+    "failed": "bold red",
+}
+STATUS_MEANS = {
+    "completed": "the model gave a final answer (tether does not check that it is right)",
+    "partial": "stopped by the token budget before a final answer",
+    "max_steps": "stopped by the step cap before a final answer",
+    "no_progress": "stopped: the model kept repeating itself",
+    "failed": "stopped: too many failed steps in a row (circuit breaker) or a rule said so",
+    "cancelled": "stopped on request",
+}
+GATE_SAYS = {
+    "run": "the call fits the tool's schema: running it",
+    "approve": "this tool needs an operator's approval first",
+    "refuse": "refused without running: the same call failed twice or was just rejected",
+    "repeat": "not run: the same call again, one time too many",
+}
+
+
+def _short(value: Any, limit: int = 240) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class TracePrinter:
+    """Turns trace events into the run's story on a rich Console."""
+
+    def __init__(self, console: Console | None = None, *, tokens: int = 0) -> None:
+        """``tokens``: what the run had spent before (a resumed run continues its count)."""
+        self.console = console or Console(highlight=False)
+        self.tokens = tokens
+        self._streaming = False
+        self._started = time.monotonic()
+        self._mark = self._started
+        self._answer: str | None = None
+
+    def token(self, text: str) -> None:
+        """Model output as it arrives (dim); the parsed step is printed when the call ends."""
+        if not self._streaming:
+            self.console.print("[dim]  the model writes: [/dim]", end="")
+        self.console.print(escape(text), end="", style="dim", soft_wrap=True)
+        self._streaming = True
+
+    def event(self, event: TraceEvent) -> None:
+        handler = getattr(self, f"_on_{event['event']}", None)
+        if handler:
+            handler(event["step"], event["detail"])
+
+    def _line(self, who: str, text: str, style: str = "") -> None:
+        body = escape(text)
+        self.console.print(
+            f"  [dim]{who:<7}[/dim]{f'[{style}]{body}[/{style}]' if style else body}"
+        )
+
+    def _since_mark(self) -> float:
+        now = time.monotonic()
+        elapsed, self._mark = now - self._mark, now
+        return elapsed
+
+    def _on_start(self, step: int, detail: dict[str, Any]) -> None:
+        self.console.print(f"[bold]task[/bold] {escape(detail['task'])}")
+        self._mark = time.monotonic()
+
+    def _on_model_call(self, step: int, detail: dict[str, Any]) -> None:
+        if self._streaming:
+            self.console.print()
+            self._streaming = False
+        used = detail["usage"]["total_tokens"]
+        self.tokens += used
+        counted = "" if detail.get("usage_source") == "server" else ", counted locally"
+        self.console.print(
+            f"[bold cyan]step {step}[/bold cyan] [dim](model call: {used:,} tokens{counted}, "
+            f"{self._since_mark():.1f} s; temperature {detail['temperature']}; "
+            f"{self.tokens:,} tokens so far)[/dim]"
+        )
+        if detail.get("final_only"):
+            self._line(
+                "loop",
+                "no tool offered this step, only a final answer: the model "
+                "repeated a call that had already succeeded",
+                "yellow",
+            )
+        elif detail.get("offered"):
+            self._line("loop", "offered the tools " + ", ".join(detail["offered"]), "dim")
+        if detail.get("withheld") and not detail.get("final_only"):
+            held = "; ".join(f"{name}: {why}" for name, why in detail["withheld"].items())
+            self._line("loop", f"listed but not callable now: {held}", "dim")
+        self._model_line(detail)
+
+    def _model_line(self, detail: dict[str, Any]) -> None:
+        if detail["kind"] == "action":
+            call = f"{detail['tool']} {_short(detail['arguments'])}"
+            self._line("model", f"calls {call}", "magenta")
+        elif detail["kind"] == "final":
+            self._answer = str(detail["answer"])
+            self._line("model", f"answers {_short(detail['answer'], 800)!r}", "green")
+        else:
+            self._line("model", "wrote a reply the loop could not use", "red")
+            self._line("loop", f"why: {_short(detail.get('error', ''))}", "red")
+        if detail.get("thought"):
+            self._line("", f"(its reason: {_short(detail['thought'], 160)!r})", "dim")
+        if detail["kind"] == "action":
+            self._line("loop", GATE_SAYS.get(str(detail.get("gate")), "checked the call"))
+
+    def _on_tool_call(self, step: int, detail: dict[str, Any]) -> None:
+        retry = f" (attempt {detail['attempt']})" if detail["attempt"] > 1 else ""
+        ok = detail["status"] == "success"
+        what = "returned" if ok else "failed"
+        self._line("tool", f"{what}{retry}: {_short(detail['observation'])}", "" if ok else "red")
+
+    def _on_approval(self, step: int, detail: dict[str, Any]) -> None:
+        self._line("loop", f"operator's answer: {_short(detail)}", "yellow")
+
+    def _on_refused(self, step: int, detail: dict[str, Any]) -> None:
+        why = detail.get("why", "failed on its last two runs")
+        self._line("loop", f"refused {detail['tool']}: this exact call {why}", "red")
+
+    def _on_memory_trimmed(self, step: int, detail: dict[str, Any]) -> None:
+        self._line("loop", f"trimmed the prompt to fit: {_short(detail)}", "yellow")
+
+    def _on_usage_counted(self, step: int, detail: dict[str, Any]) -> None:
+        self._line("loop", detail["note"], "yellow")
+
+    def _on_decision(self, step: int, detail: dict[str, Any]) -> None:
+        if "stop" in detail:  # the check before a model call
+            self._line(
+                "loop", f"stops before calling the model: {detail['stop']['reason']}", "yellow"
+            )
+            return
+        decision = detail["decision"]
+        if decision == "stop":
+            self._line("loop", f"ends the run: {_short(detail['reason'])}", "yellow")
+        elif detail.get("step_kind") == "success":
+            self._line("loop", "step succeeded; next step")
+        else:
+            streak = detail.get("failure_streak", 0)
+            what = str(detail.get("step_kind", "")).replace("_", " ")
+            note = "sends the model a note and asks again" if detail.get("hints") else "goes on"
+            self._line("loop", f"step failed ({what}; {streak} in a row): {note}", "yellow")
+
+    def _on_finish(self, step: int, detail: dict[str, Any]) -> None:
+        usage = detail.get("usage") or {}
+        status = detail["status"]
+        style = STATUS_STYLE.get(status, "bold")
+        elapsed = time.monotonic() - self._started
+        self.console.print(
+            f"[{style}]{status}[/{style}]: {escape(STATUS_MEANS.get(status, detail['reason']))}"
+        )
+        self._line("why", detail["reason"])
+        if status == "completed" and self._answer is not None:
+            self._line("answer", _short(self._answer, 800), "green")
+        self._line(
+            "cost",
+            f"{step} step(s), {usage.get('total_tokens', 0):,} tokens "
+            f"({usage.get('input_tokens', 0):,} in, {usage.get('output_tokens', 0):,} out), "
+            f"{elapsed:.1f} s",
+        )

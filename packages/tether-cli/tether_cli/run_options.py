@@ -1,0 +1,98 @@
+"""Everything ``tether run`` is asked to do, as one validated object.
+
+The command's flags fill a :class:`RunOptions`; everything after parsing (settings, the run
+store, the toolset, driving the run, answering approvals, the resume hint) takes this one
+object, so a script can run an agent exactly as the command does.
+"""
+
+from __future__ import annotations
+
+import shlex
+import uuid
+from pathlib import Path
+from typing import Any, Self
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from tether import TetherError
+
+from tether_cli.approval_prompt import Answers, parse_edit_json
+
+
+def new_thread_id() -> str:
+    return uuid.uuid4().hex
+
+
+class RunOptions(BaseModel):
+    """One ``tether run`` invocation; each field is the flag of the same name.
+
+    Bad input raises :class:`TetherError` with the one line the command prints; the
+    settings fields (endpoint, protocol, limits) are checked by ``load_settings``.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    task: str | None = None
+    thread: str = Field(default_factory=new_thread_id)
+    """Given: the run to resume (or the name of a new one); left out: a fresh id."""
+    yes: bool = False
+    approve: bool = False
+    reject: str | None = None
+    edit: dict[str, Any] | None = None
+    """The new arguments; the flag's JSON text is parsed here."""
+    as_json: bool = False
+    tools: str | None = None
+    """An installed toolset (``tether.toolsets`` entry point) or a module path; None: no tools."""
+    data_dir: Path | None = None
+    store: str | None = None
+    world_db: str | None = None
+    base_url: str | None = None
+    model: str | None = None
+    protocol: str | None = None
+    max_iters: int | None = Field(None, ge=1)
+    token_budget: int | None = Field(None, ge=1)
+
+    @field_validator("edit", mode="before")
+    @classmethod
+    def _parse_edit(cls, value: Any) -> Any:
+        return parse_edit_json(value) if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _check(self) -> Self:
+        self.answers()  # at most one decision flag
+        if self.task is None and "thread" not in self.model_fields_set:
+            raise TetherError("give a TASK, or --thread ID to resume a saved run")
+        if self.world_db is not None and self.tools is None:
+            raise TetherError("--world-db is the toolset's database: give --tools NAME too")
+        return self
+
+    @classmethod
+    def from_flags(cls, **flags: Any) -> RunOptions:
+        """The options from the command's flags, where None means "not given"."""
+        return cls.model_validate({k: v for k, v in flags.items() if v is not None})
+
+    def answers(self) -> Answers:
+        """A fresh source of approval answers (each decision flag answers once)."""
+        return Answers(self.yes, self.approve, self.reject, self.edit)
+
+    def limits(self) -> dict[str, int]:
+        """The per-run limits given (the run's context); empty when none are."""
+        given = {"max_iters": self.max_iters, "token_budget": self.token_budget}
+        return {key: value for key, value in given.items() if value is not None}
+
+    def settings_overrides(self) -> dict[str, Any]:
+        """The settings the flags override: endpoint, protocol and limits."""
+        endpoint = {"base_url": self.base_url, "model": self.model, "protocol": self.protocol}
+        return {k: v for k, v in endpoint.items() if v is not None} | self.limits()
+
+    def resume_command(self) -> str:
+        """The command that picks this run up again, with the options that locate it."""
+        words = ["tether", "run", "--thread", self.thread]
+        if self.tools is not None:
+            words += ["--tools", self.tools]
+        if self.data_dir is not None:
+            words += ["--data-dir", str(self.data_dir)]
+        if self.store is not None:
+            words += ["--store", self.store]
+        if self.world_db is not None:
+            words += ["--world-db", self.world_db]
+        return shlex.join(words)

@@ -1,0 +1,52 @@
+"""Intervention: approval gates in LangChain's human-in-the-loop shape, cancellation, saved runs.
+
+Names load on first use: ``import tether.control`` opens no database and imports no SQLAlchemy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from tether._exports import lazy_getattr
+
+if TYPE_CHECKING:
+    from tether.control.approval import (
+        ALLOWED_DECISIONS,
+        ApprovalError,
+        Decision,
+        DecisionType,
+        HITLRequest,
+        HITLResponse,
+        is_approval_request,
+    )
+    from tether.control.runs import RunSummary
+    from tether.control.store import RunStore, default_data_dir, open_run_store
+
+_EXPORTS = {
+    "ALLOWED_DECISIONS": "tether.control.approval",
+    "ApprovalError": "tether.control.approval",
+    "Decision": "tether.control.approval",
+    "DecisionType": "tether.control.approval",
+    "HITLRequest": "tether.control.approval",
+    "HITLResponse": "tether.control.approval",
+    "RunStore": "tether.control.store",
+    "RunSummary": "tether.control.runs",
+    "default_data_dir": "tether.control.store",
+    "is_approval_request": "tether.control.approval",
+    "open_run_store": "tether.control.store",
+}
+__all__ = [
+    "ALLOWED_DECISIONS",
+    "ApprovalError",
+    "Decision",
+    "DecisionType",
+    "HITLRequest",
+    "HITLResponse",
+    "RunStore",
+    "RunSummary",
+    "default_data_dir",
+    "is_approval_request",
+    "open_run_store",
+]
+
+__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -1,0 +1,17 @@
+"""Dual-buffer memory: rendering the buffers into a prompt, and counting tokens."""
+
+from tether.memory.tokens import (
+    MESSAGE_OVERHEAD,
+    OFFLINE_ENCODING,
+    TiktokenCounter,
+    TokenCounter,
+    count_messages,
+)
+
+__all__ = [
+    "MESSAGE_OVERHEAD",
+    "OFFLINE_ENCODING",
+    "TiktokenCounter",
+    "TokenCounter",
+    "count_messages",
+]

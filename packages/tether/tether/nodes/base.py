@@ -1,0 +1,61 @@
+"""The shape of a node: one piece of work with a sync and a native async implementation.
+
+LangGraph runs a plain sync function in a thread under ``ainvoke``; a :class:`Node` is a
+Runnable with both ``invoke`` and ``ainvoke``, so async runs await the model and the tools
+directly. Both go through the same pure steps; only the I/O differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from langchain_core.runnables import Runnable, RunnableConfig
+from langgraph.config import get_stream_writer
+from langgraph.runtime import get_runtime
+from tether.nodes.deps import Deps
+from tether.settings import AgentSettings
+from tether.state import AgentState, TraceEvent
+
+T = TypeVar("T")
+
+
+class Node(Runnable[AgentState, dict[str, Any]]):
+    """A graph node over the graph's shared :class:`Deps`."""
+
+    def __init__(self, deps: Deps) -> None:
+        self.deps = deps
+
+    def settings(self) -> AgentSettings:
+        """This run's settings: the graph's, with the run's context applied."""
+        return self.deps.settings_for(get_runtime().context)
+
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        raise NotImplementedError
+
+    async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        """Nodes without I/O of their own share the sync implementation."""
+        return await self.off_loop(settings, self.run, state, settings)
+
+    async def off_loop(self, settings: AgentSettings, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)``, in a thread when it may wait on I/O (see ``Deps.may_block``)."""
+        if self.deps.may_block(settings):
+            return await asyncio.to_thread(work, *args)
+        return work(*args)
+
+    def invoke(
+        self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return self.run(input, self.settings())
+
+    async def ainvoke(
+        self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any
+    ) -> dict[str, Any]:
+        return await self.arun(input, self.settings())
+
+
+def emit(step: int, event: str, detail: dict[str, Any]) -> None:
+    """Stream a trace event (``stream_mode="custom"``); nothing is stored in the state."""
+    record: TraceEvent = {"step": step, "event": event, "detail": detail}
+    get_stream_writer()(record)

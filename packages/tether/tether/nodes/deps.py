@@ -1,0 +1,191 @@
+"""What the nodes of one compiled graph share besides the state: settings, tools, model,
+token counter, rules, clock, and the work they do once rather than every step."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.runnables import Runnable, RunnableBinding
+from langchain_core.tools import BaseTool
+from tether.graph.rules import Rule
+from tether.llm.protocols import PROTOCOLS, Offer, OutputProtocol
+from tether.llm.structured import Grounded
+from tether.memory.render import PromptFrame
+from tether.memory.tokens import TiktokenCounter, TokenCounter
+from tether.settings import AgentSettings, load_settings, resolve_settings
+from tether.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from tether.control.cancel import CancelStore
+
+MODEL_FIELDS = (
+    "base_url",
+    "model",
+    "gguf_path",
+    "api_key",
+    "top_p",
+    "max_tokens",
+    "request_timeout",
+)
+
+
+def _model_key(settings: AgentSettings) -> tuple[str, ...]:
+    return tuple(str(getattr(settings, name)) for name in MODEL_FIELDS)
+
+
+@dataclass
+class Prepared:
+    """One step's model setup for the tools registered now: built once per tool set."""
+
+    protocol: OutputProtocol
+    tools: list[BaseTool]
+    """The tools the model may call at this step (none when only the final answer is)."""
+    frame: PromptFrame
+    model: Runnable[Any, Any]
+    call_kwargs: dict[str, Any]
+
+
+@dataclass
+class Deps:
+    """Shared by the nodes of one compiled graph."""
+
+    settings: AgentSettings | None  # None: defaults and TETHER_* variables, read at first use
+    registry: ToolRegistry
+    rules: Sequence[Rule]
+    counter: TokenCounter | None = None
+    model: BaseChatModel | None = None
+    model_factory: Callable[[AgentSettings], BaseChatModel] | None = None
+    sleep: Callable[[float], None] = time.sleep
+    asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    rng: random.Random = field(default_factory=random.Random)
+    cancel_store: CancelStore | None = None  # a run store's cancel flags (tether.control)
+    _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
+    _counters: dict[str, TokenCounter] = field(default_factory=dict)
+    _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
+    _resolved: dict[int, tuple[Any, AgentSettings]] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def settings_for(self, context: Any) -> AgentSettings:
+        """The graph's settings with this run's context overrides applied.
+
+        Every node of a run asks with the same context object (LangGraph builds it once per
+        run), so the answer is kept per context object: a run validates its settings once,
+        not once per node. A plain dict may change between runs and is resolved each time."""
+        if self.settings is None:
+            self.settings = load_settings()  # raises SettingsError inside the run, not at import
+        if isinstance(context, dict):
+            return self._resolve(self.settings, context)
+        with self._lock:
+            cached = self._resolved.get(id(context))
+        if cached is not None and cached[0] is context:
+            return cached[1]
+        resolved = self._resolve(self.settings, context)
+        with self._lock:
+            if len(self._resolved) > 64:  # one entry per run: keep the cache bounded
+                self._resolved.clear()
+            self._resolved[id(context)] = (context, resolved)
+        return resolved
+
+    def _resolve(self, base: AgentSettings, context: Any) -> AgentSettings:
+        resolved = resolve_settings(base, context)
+        if resolved.small_model is None and self.model is not None:
+            # A model passed in is not the embedded one, whatever base_url says: the profile
+            # stays off unless asked for.
+            return resolved.with_overrides({"small_model": False})
+        return resolved
+
+    def may_block(self, settings: AgentSettings) -> bool:
+        """Whether a node's own work may wait on I/O (starting the embedded server, a server
+        tokenizer's HTTP calls, the run store's cancel flags): async runs then do that work
+        in a thread, so the event loop never blocks."""
+        if self.cancel_store is not None:
+            return True
+        with self._lock:
+            built = self.model is not None or _model_key(settings) in self._models
+        return not built or not isinstance(self.counter_for(settings), TiktokenCounter)
+
+    def model_for(self, settings: AgentSettings) -> BaseChatModel:
+        """The given model, or one built (once per endpoint settings) from the settings."""
+        if self.model is not None:
+            return self.model
+        key = _model_key(settings)
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._factory()(settings)
+            return self._models[key]
+
+    def _factory(self) -> Callable[[AgentSettings], BaseChatModel]:
+        if self.model_factory is None:
+            from tether.llm.model import make_chat_model  # the server-facing stack, on demand
+
+            self.model_factory = make_chat_model
+        return self.model_factory
+
+    def counter_for(self, settings: AgentSettings) -> TokenCounter:
+        """The counter given to build_graph; else the server's own tokenizer (``/tokenize``)
+        for any OpenAI-compatible model (built or passed in); else tiktoken."""
+        if self.counter is not None:
+            return self.counter
+        base_url = getattr(self.model_for(settings), "openai_api_base", None)
+        key = str(base_url)
+        with self._lock:
+            if key not in self._counters:
+                offline = TiktokenCounter()
+                if base_url:
+                    from tether.llm.server_tokens import ServerTokenCounter
+
+                    self._counters[key] = ServerTokenCounter(base_url, offline)
+                else:
+                    self._counters[key] = offline
+            return self._counters[key]
+
+    def prepared(
+        self,
+        settings: AgentSettings,
+        tools: Sequence[BaseTool] | None = None,
+        *,
+        final_only: bool = False,
+        grounded: Grounded = (),
+        withheld: frozenset[str] = frozenset(),
+    ) -> Prepared:
+        """The system prompt, its token count and the bound model for the tools offered
+        (default: every tool registered now): built once per offer (tool set, profile, final
+        answer only, grounded ids, withheld tools), protocol and model, however many steps
+        make that offer."""
+        offered = tuple(self.registry.tools() if tools is None else tools)
+        offer = Offer(offered, settings.small_profile, final_only, grounded, withheld)
+        model = self.model_for(settings)
+        key: tuple[Any, ...] = (settings.protocol, id(model), offer.small, final_only, grounded)
+        key += (tuple(sorted(withheld)), *(id(t) for t in offered))
+        with self._lock:
+            cached = self._prepared.get(key)
+        if cached is not None:
+            return cached
+        protocol = PROTOCOLS[settings.protocol]
+        system = protocol.system_prompt(offer)
+        tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
+        bound, kwargs = _unbound(*protocol.prepare(model, offer))
+        made = Prepared(protocol, list(offer.callable), PromptFrame(system, tokens), bound, kwargs)
+        with self._lock:
+            if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
+                self._prepared.clear()
+            self._prepared[key] = made
+        return made
+
+
+def _unbound(
+    model: Runnable[Any, Any], kwargs: dict[str, Any]
+) -> tuple[Runnable[Any, Any], dict[str, Any]]:
+    """A plain binding (bound arguments, no config of its own) as its model plus those
+    arguments. Invoking the binding merges the run's config with its empty one on every
+    call and passes the arguments on: the same call, at a cost per step."""
+    if isinstance(model, RunnableBinding) and not model.config and not model.config_factories:
+        return model.bound, {**model.kwargs, **kwargs}
+    return model, kwargs

@@ -1,0 +1,279 @@
+"""think: build the prompt, check it against the budget, call the model and parse the reply.
+
+An action is gated (run, ask, refuse, or end on a repeat) and handed to the next node; an
+answer, an unreadable reply or a repeat closes the step here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage
+from langgraph.config import get_config
+from tether.errors import ModelCallError
+from tether.graph import decisions, small_model
+from tether.llm.parsing import call_fingerprint
+from tether.llm.protocols import OutputProtocol
+from tether.memory.render import reasoning_text, render_prompt
+from tether.memory.tokens import TokenCounter, count_messages
+from tether.nodes.base import Node, emit
+from tether.nodes.deps import Prepared
+from tether.nodes.step import close_step, end_run
+from tether.settings import AgentSettings
+from tether.state import AgentState, Proposal, ReasoningEntry, Usage, add_usage, windowed
+
+
+@dataclass
+class Call:
+    """A model call about to be made."""
+
+    step: int
+    prepared: Prepared
+    messages: list[BaseMessage]
+    prompt_tokens: int
+    kwargs: dict[str, Any]
+    final_only: bool = False
+    withheld: dict[str, str] = field(default_factory=dict)
+    """Listed tools not callable at this step, and why (the small-model profile)."""
+
+
+class Think(Node):
+    def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        call = self._prepare(state, settings)
+        if isinstance(call, dict):
+            return call
+        try:
+            reply = call.prepared.model.invoke(call.messages, **call.kwargs)
+        except Exception as exc:
+            reply = _reply_or_raise(exc, call, settings)
+        return self._conclude(state, call, reply, settings)
+
+    async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
+        call = await self.off_loop(settings, self._prepare, state, settings)
+        if isinstance(call, dict):
+            return call
+        try:
+            reply = await call.prepared.model.ainvoke(call.messages, **call.kwargs)
+        except Exception as exc:
+            reply = _reply_or_raise(exc, call, settings)
+        return await self.off_loop(settings, self._conclude, state, call, reply, settings)
+
+    def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
+        """The prompt and call, or the update that stops the run before anything is spent."""
+        offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
+        final_only = small_model.final_only(state, settings)
+        grounded = small_model.grounded_ids(state, offered, settings)
+        withheld = small_model.withheld(state, offered, settings, grounded)
+        prepared = self.deps.prepared(
+            settings,
+            offered,
+            final_only=final_only,
+            grounded=grounded,
+            withheld=frozenset(withheld),
+        )
+        step = state.get("steps", 0) + 1
+        rendered = render_prompt(
+            frame=prepared.frame,
+            task=state["task"],
+            reasoning=state.get("reasoning_buffer", []),
+            results=state.get("tool_buffer", []),
+            hints=state.get("hints", []),
+            budget=settings.memory_budget,
+            counter=self.deps.counter_for(settings),
+            result_chars=settings.result_cap,
+        )
+        if rendered.dropped_reasoning or rendered.cut_results:
+            emit(
+                step,
+                "memory_trimmed",
+                {
+                    "budget": settings.memory_budget,
+                    "dropped_reasoning": rendered.dropped_reasoning,
+                    "cut_results_from_steps": rendered.cut_results,
+                },
+            )
+        verdict = decisions.before_call(
+            state, settings, prompt_tokens=rendered.tokens, cancelled=self._cancel_request()
+        )
+        if verdict:
+            emit(step, "decision", {"stop": verdict})
+            return end_run(state, verdict)
+        temperature = small_model.sampling_temperature(state, settings)
+        kwargs = {**prepared.call_kwargs, "temperature": temperature}
+        return Call(
+            step, prepared, rendered.messages, rendered.tokens, kwargs, final_only, withheld
+        )
+
+    def _cancel_request(self) -> str | None:
+        store = self.deps.cancel_store
+        thread_id = get_config().get("configurable", {}).get("thread_id")
+        if store is None or thread_id is None:
+            return None
+        return store.requested(str(thread_id))
+
+    def _conclude(
+        self, state: AgentState, call: Call, reply: AIMessage, settings: AgentSettings
+    ) -> dict[str, Any]:
+        if not isinstance(reply, AIMessage):
+            raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
+        counter = self.deps.counter_for(settings)
+        protocol = call.prepared.protocol
+        usage, usage_note = checked_usage(reply, call, counter, settings)
+        truncated = reply.response_metadata.get("finish_reason") == "length"
+        proposal = _parse(protocol, reply, truncated)
+        entry: ReasoningEntry = {
+            "step": call.step,
+            "thought": proposal["thought"],
+            "action": proposal.get("tool"),
+            "action_input": proposal.get("arguments"),
+            "tokens": 0,
+        }
+        entry["tokens"] = counter.count(reasoning_text(entry))
+        update: dict[str, Any] = {
+            "steps": call.step,
+            "usage": usage,
+            "proposal": proposal,
+            "result": None,
+            "rule": None,
+            "tool_attempts": 0,
+            "reasoning_buffer": windowed([entry], settings.reasoning_window),
+        }
+        if proposal["kind"] == "action":
+            tool = self.deps.registry.get(proposal.get("tool", ""))
+            proposal["fingerprint"] = call_fingerprint(
+                tool, proposal["tool"], proposal["arguments"]
+            )
+            proposal["gate"] = decisions.gate(state, proposal, tool, settings)
+            if rule := decisions.approval_rule(tool, settings):
+                proposal["rule"] = rule
+        emit(call.step, "model_call", _call_detail(state, call, usage, usage_note, proposal))
+        if usage_note:
+            emit(call.step, "usage_counted", {"note": usage_note})
+        proposal.pop("raw", None)  # kept in the trace, not in every checkpoint
+        if proposal["kind"] == "action" and proposal["gate"] != "repeat":
+            return update
+        after: Any = {**state, "steps": call.step, "usage": add_usage(state.get("usage"), usage)}
+        closed = close_step(
+            after, settings, counter, proposal=proposal, result=None, protocol=protocol
+        )
+        return update | closed
+
+
+def _parse(protocol: OutputProtocol, reply: AIMessage, truncated: bool) -> Proposal:
+    proposal = protocol.parse(reply, truncated=truncated)
+    proposal["raw"] = reply.text
+    return proposal
+
+
+def checked_usage(
+    reply: AIMessage, call: Call, counter: TokenCounter, settings: AgentSettings
+) -> tuple[Usage, str | None]:
+    """The server's usage when it is plausible; otherwise a count, and why (for the trace).
+
+    Usage is untrusted input: negative, non-integer, inconsistent or absurd figures (more
+    than four times the prompt's own count plus a margin, or more output than max_tokens
+    allows) would let a run spend without limit or trip its budget at once.
+    """
+    meta: Any = reply.usage_metadata
+    problem = _usage_problem(meta, call.prompt_tokens, settings.max_tokens)
+    if problem is None:
+        return (
+            {
+                "input_tokens": meta["input_tokens"],
+                "output_tokens": meta["output_tokens"],
+                "total_tokens": meta["total_tokens"],
+            },
+            None,
+        )
+    prompt = count_messages(counter, call.messages)
+    output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
+    return {
+        "input_tokens": prompt,
+        "output_tokens": output,
+        "total_tokens": prompt + output,
+    }, problem
+
+
+def _usage_problem(meta: Any, prompt_tokens: int, max_tokens: int) -> str | None:
+    if not meta or not meta.get("total_tokens"):
+        return "the server reported no usage; tokens were counted"
+    values = [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        return f"the server reported unusable usage {values}; tokens were counted"
+    inp, out, total = values
+    if total != inp + out:
+        return f"the server's usage does not add up ({inp} + {out} != {total}); tokens were counted"
+    if inp > 4 * prompt_tokens + 2048 or out > 2 * max_tokens + 64:
+        return (
+            f"the server's usage is implausible ({inp} in, {out} out for a prompt of "
+            f"~{prompt_tokens} tokens and max_tokens {max_tokens}); tokens were counted"
+        )
+    return None
+
+
+def _tool_call_text(reply: AIMessage) -> str:
+    return " ".join(f"{c['name']} {c['args']}" for c in reply.tool_calls)
+
+
+def _call_detail(
+    state: AgentState, call: Call, usage: Usage, usage_note: str | None, proposal: Proposal
+) -> dict[str, Any]:
+    detail: dict[str, Any] = {
+        "temperature": call.kwargs["temperature"],
+        "offered": [tool.name for tool in call.prepared.tools],
+        "withheld": dict(call.withheld),
+        "final_only": call.final_only,
+        "usage": usage,
+        "usage_source": "server" if usage_note is None else "counted",
+        "prompt_estimate": call.prompt_tokens,
+        "kind": proposal["kind"],
+        "thought": proposal["thought"],
+    }
+    for key in ("tool", "arguments", "answer", "error", "gate", "raw"):
+        if key in proposal:
+            detail[key] = proposal[key]  # type: ignore[literal-required]
+    return detail
+
+
+def _reply_or_raise(exc: Exception, call: Call, settings: AgentSettings) -> AIMessage:
+    """A reply cut off inside a schema-constrained parse becomes a truncated reply; any
+    other failure of the endpoint is a ModelCallError that names it."""
+    if not any(cls.__module__.startswith("openai") for cls in type(exc).__mro__):
+        raise exc
+    import openai  # only an OpenAI client raises these; importing it costs start-up time
+
+    where = _where(call, settings)
+    if isinstance(exc, openai.LengthFinishReasonError):
+        return _cut_off_reply(exc)
+    if isinstance(exc, openai.APITimeoutError):  # a subclass of APIConnectionError
+        raise ModelCallError(
+            f"the model at {where} did not answer within {settings.request_timeout:g}s "
+            "(raise request_timeout for a slow server)"
+        ) from exc
+    if isinstance(exc, openai.APIConnectionError):
+        raise ModelCallError(f"cannot reach the model at {where}: {exc}") from exc
+    if isinstance(exc, openai.APIStatusError):
+        raise ModelCallError(f"the model server answered {exc.status_code}: {exc.message}") from exc
+    raise exc
+
+
+def _where(call: Call, settings: AgentSettings) -> str:
+    model = call.prepared.model
+    bound = getattr(model, "bound", model)  # native protocol wraps the model in a binding
+    return str(getattr(bound, "openai_api_base", None) or settings.base_url or "the endpoint")
+
+
+def _cut_off_reply(exc: Any) -> AIMessage:
+    """The truncated text and its usage, so the step is a parse failure that counts."""
+    completion = exc.completion
+    text = (completion.choices[0].message.content or "") if completion.choices else ""
+    usage = completion.usage
+    meta: Any = None
+    if usage is not None:
+        meta = {
+            "input_tokens": usage.prompt_tokens,
+            "output_tokens": usage.completion_tokens,
+            "total_tokens": usage.total_tokens,
+        }
+    return AIMessage(text, usage_metadata=meta, response_metadata={"finish_reason": "length"})

@@ -1,1 +1,0 @@
-"""Scenario templates, one module per category (see tether.bench.make_scenarios)."""

@@ -1,1 +1,0 @@
-"""Intervention: approval gates, cancellation, saved runs."""
