@@ -1,6 +1,6 @@
 """How often each output protocol yields a usable step on the embedded SmolLM2.
 
-Each sample is one real model call made by tether's own graph (``max_iters=1``) on the design
+Each sample is one real model call made by tether's own graph (``max_steps=1``) on the design
 note's task, with the three seed tools (query_order, compute_discount, pay_order) from the
 demo world. A sample counts as *parsed* when tether read an action or a final answer from
 the reply, as a *tool call* when that was an action, and as *valid* when it is a final answer
@@ -30,7 +30,7 @@ def sample(protocol: str, registry: ToolRegistry, max_tokens: int) -> dict[str, 
     """One model call through the graph; what tether made of the reply."""
     settings = AgentSettings(
         protocol=protocol,
-        max_iters=1,
+        max_steps=1,
         max_tokens=max_tokens,
         approval_tools=[],
         temperature=0.7,

@@ -62,7 +62,7 @@ def tether_settings(protocol: str) -> AgentSettings:
     return AgentSettings(
         base_url="http://127.0.0.1:9/v1",  # never called: the model is scripted
         protocol=protocol,  # type: ignore[arg-type]
-        max_iters=STEPS + 5,
+        max_steps=STEPS + 5,
         token_budget=10**7,
         approval_tools=[],
     )

@@ -33,7 +33,7 @@ def test_unknown_context_key_is_rejected() -> None:
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("token_budget", -1), ("reasoning_window", 0), ("tool_window", 0), ("max_iters", 0)],
+    [("token_budget", -1), ("reasoning_window", 0), ("tool_window", 0), ("max_steps", 0)],
 )
 def test_out_of_range_context_is_rejected(field: str, value: int) -> None:
     graph, model = graph_and_model()
@@ -71,9 +71,9 @@ def test_missing_gguf_is_a_clear_error_before_any_call(tmp_path: Path) -> None:
 
 
 def test_bad_environment_fails_the_run_not_the_import(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TETHER_MAX_ITERS", "0")
+    monkeypatch.setenv("TETHER_MAX_STEPS", "0")
     model = ScriptedChatModel(responses=["Thought: x\nFinal Answer: y"])
     graph = build_graph(model=model)  # compiling reads no settings yet
-    with pytest.raises(SettingsError, match="max_iters"):
+    with pytest.raises(SettingsError, match="max_steps"):
         graph.invoke({"task": "t"})
     assert model.calls == []

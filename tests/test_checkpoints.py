@@ -28,7 +28,7 @@ from tether.testing import ScriptedChatModel
 from tests.scripts import act, final, lookup
 
 STEPS = 14  # 13 tool calls, then an answer: the windows fill well before the end
-SETTINGS = AgentSettings(approval_tools=[], max_iters=STEPS + 5, token_budget=10**7)
+SETTINGS = AgentSettings(approval_tools=[], max_steps=STEPS + 5, token_budget=10**7)
 CONFIG: Any = {"configurable": {"thread_id": "lean"}}
 REMEMBERED = ("reasoning_buffer", "tool_buffer", "history", "calls")
 

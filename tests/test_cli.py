@@ -28,7 +28,7 @@ from tests.cli_helpers import (
 )
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed
-LOCATE = ["--max-iters", "3"]
+LOCATE = ["--max-steps", "3"]
 
 
 def where(store: Path, world: Path) -> list[str]:
@@ -39,9 +39,9 @@ def where(store: Path, world: Path) -> list[str]:
 @pytest.mark.parametrize(
     "args",
     [
-        ["run", "task", "--max-iters", "0"],
+        ["run", "task", "--max-steps", "0"],
         ["run", "task", "--token-budget", "0"],
-        ["run", "task", "--max-iters", "many"],
+        ["run", "task", "--max-steps", "many"],
         ["run"],
         ["runs", "show", "nope"],  # an unknown thread
         ["run", "--thread", "nope", "--edit", "[1, 2]"],
@@ -60,7 +60,7 @@ def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str]) 
     "command", [["runs", "list"], ["demo"], ["run", "t"], ["world", "hash"], ["graph"]]
 )
 @pytest.mark.parametrize(
-    ("variable", "value"), [("TETHER_MAX_ITERS", "0"), ("TETHER_APPROVAL_TOOLS", "not json")]
+    ("variable", "value"), [("TETHER_MAX_STEPS", "0"), ("TETHER_APPROVAL_TOOLS", "not json")]
 )
 def test_a_bad_environment_value_stops_every_command(
     tmp_path: Path, command: list[str], variable: str, value: str
@@ -73,7 +73,7 @@ def test_a_bad_environment_value_stops_every_command(
 
 def test_an_unknown_variable_is_named_with_the_closest_setting(tmp_path: Path) -> None:
     env = clean_env(TETHER_TOKEN_BUDGE="100")
-    done = tether("run", "--max-iters", "0", env=env)  # the warning comes before the error
+    done = tether("run", "--max-steps", "0", env=env)  # the warning comes before the error
     assert done.returncode == 2
     assert "TETHER_TOKEN_BUDGE is not a tether setting" in done.stderr
     assert "did you mean TETHER_TOKEN_BUDGET?" in done.stderr

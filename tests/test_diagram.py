@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from tether import build_graph
-from tether.graph.routing import EDGE_LABELS
+from tether.decisions.routing import EDGE_LABELS
 from tether.loop.diagram import mermaid
 
 ROOT = Path(__file__).parent.parent

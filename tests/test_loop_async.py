@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.graph import routing
+from tether.decisions import routing
 from tether.loop.edge import Edge
 from tether.testing import ScriptedChatModel
 

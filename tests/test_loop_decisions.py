@@ -186,7 +186,7 @@ def test_missing_server_usage_is_counted_and_said(run_script: Any) -> None:
 
 def test_buffers_keep_their_windows(run_script: Any) -> None:
     replies = [act("lookup", f'{{"key": "k{i}"}}') for i in range(8)] + [final("ok")]
-    state, _ = run_script(replies, tools=[lookup], max_iters=20)
+    state, _ = run_script(replies, tools=[lookup], max_steps=20)
     assert [e["step"] for e in state["reasoning_buffer"]] == [4, 5, 6, 7, 8, 9]
     assert [e["step"] for e in state["tool_buffer"]] == [6, 7, 8]
 

@@ -23,7 +23,7 @@ def test_final_answer_completes(run_script: Any) -> None:
 
 def test_step_cap_is_max_steps_never_completed(run_script: Any) -> None:
     replies = [act("lookup", f'{{"key": "k{i}"}}') for i in range(3)]
-    state, model = run_script(replies, tools=[lookup], max_iters=3)
+    state, model = run_script(replies, tools=[lookup], max_steps=3)
     assert state["status"] == "max_steps"
     assert state["answer"] is None
     assert "3 model calls" in state["reason"]

@@ -119,7 +119,7 @@ def test_a_missing_extra_is_one_line_naming_the_install_command() -> None:
 
 @slow
 @pytest.mark.parametrize(
-    "argv", [["--help"], ["run", "--help"], ["run", "--max-iters", "many", "a task"]]
+    "argv", [["--help"], ["run", "--help"], ["run", "--max-steps", "many", "a task"]]
 )
 def test_help_and_a_bad_argument_load_no_langgraph(argv: list[str]) -> None:
     # LangGraph and LangChain are most of a start's time (about 2 s here): a command loads

@@ -77,7 +77,7 @@ def test_the_story_of_a_completed_run(simulated: SimulatorServer, tmp_path: Path
 
 
 def test_a_run_cut_by_the_step_cap_says_so(simulated: SimulatorServer, tmp_path: Path) -> None:
-    code, out = _run(simulated, tmp_path, "cap", "--max-iters", "1")
+    code, out = _run(simulated, tmp_path, "cap", "--max-steps", "1")
     assert code == 1, out
     assert "max_steps: stopped by the step cap before a final answer" in out
     assert "why step cap reached: 1 model calls without a final answer" in out

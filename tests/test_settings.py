@@ -28,17 +28,17 @@ def test_context_window_follows_the_model_when_unset() -> None:
 
 
 def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("TETHER_MAX_ITERS", "4")
+    monkeypatch.setenv("TETHER_MAX_STEPS", "4")
     monkeypatch.setenv("TETHER_PROTOCOL", "native")
     settings = AgentSettings()
-    assert settings.max_iters == 4
+    assert settings.max_steps == 4
     assert settings.protocol == "native"
 
 
 def test_run_context_overrides_only_what_it_names() -> None:
     base = AgentSettings(token_budget=999)
-    resolved = resolve_settings(base, {"max_iters": 2, "tool_window": None})
-    assert resolved.max_iters == 2
+    resolved = resolve_settings(base, {"max_steps": 2, "tool_window": None})
+    assert resolved.max_steps == 2
     assert resolved.token_budget == 999
     assert resolved.tool_window == base.tool_window
 
@@ -52,8 +52,8 @@ def test_run_context_applies_to_a_run() -> None:
     model = ScriptedChatModel(responses=[act("lookup", f'{{"key": "{i}"}}') for i in range(5)])
     from tether import ToolRegistry
 
-    graph = build_graph(AgentSettings(max_iters=5), model=model, registry=ToolRegistry([lookup]))
-    state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_iters": 2})
+    graph = build_graph(AgentSettings(max_steps=5), model=model, registry=ToolRegistry([lookup]))
+    state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_steps": 2})
     assert state["status"] == "max_steps"
     assert len(model.calls) == 2
 
@@ -61,7 +61,7 @@ def test_run_context_applies_to_a_run() -> None:
 def test_settings_are_immutable() -> None:
     settings = AgentSettings()
     with pytest.raises(Exception, match="frozen"):
-        settings.max_iters = 3  # type: ignore[misc]
+        settings.max_steps = 3  # type: ignore[misc]
 
 
 def test_context_temperature_is_what_the_model_gets() -> None:
@@ -73,18 +73,18 @@ def test_context_temperature_is_what_the_model_gets() -> None:
 
 def test_overrides_are_validated_like_the_settings_themselves() -> None:
     base = AgentSettings(base_url="http://127.0.0.1:8000/v1", approval_tools=["pay"])
-    changes: dict[str, Any] = {"max_iters": 7, "protocol": "native", "approval_tools": []}
+    changes: dict[str, Any] = {"max_steps": 7, "protocol": "native", "approval_tools": []}
     made = base.with_overrides(changes)
     assert made == AgentSettings.model_validate(base.model_dump() | changes)
     assert isinstance(made, AgentSettings)
     assert base.approval_tools == ["pay"]
     with pytest.raises(Exception, match="frozen"):
-        made.max_iters = 3  # type: ignore[misc]
+        made.max_steps = 3  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
     ("bad", "field"),
-    [({"max_iters": 0}, "max_iters"), ({"protocol": "xml"}, "protocol"), ({"nope": 1}, "nope")],
+    [({"max_steps": 0}, "max_steps"), ({"protocol": "xml"}, "protocol"), ({"nope": 1}, "nope")],
 )
 def test_invalid_overrides_name_the_field(bad: dict[str, Any], field: str) -> None:
     with pytest.raises(SettingsError, match=f"invalid tether settings: {field}: "):
@@ -94,9 +94,9 @@ def test_invalid_overrides_name_the_field(bad: dict[str, Any], field: str) -> No
 def test_overrides_keep_the_base_values_over_the_environment(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    base = AgentSettings(max_iters=5)
-    monkeypatch.setenv("TETHER_MAX_ITERS", "9")
-    assert base.with_overrides({"tool_window": 2}).max_iters == 5
+    base = AgentSettings(max_steps=5)
+    monkeypatch.setenv("TETHER_MAX_STEPS", "9")
+    assert base.with_overrides({"tool_window": 2}).max_steps == 5
 
 
 def test_a_run_resolves_its_settings_once(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,9 +112,9 @@ def test_a_run_resolves_its_settings_once(monkeypatch: pytest.MonkeyPatch) -> No
     graph = build_graph(AgentSettings(), model=model, registry=ToolRegistry([lookup]))
     statuses = []
     for budget in (4, 3):  # two runs of one graph, each with its own context
-        state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_iters": budget})
+        state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_steps": budget})
         statuses.append(state["status"])
     assert statuses == ["completed", "max_steps"]
     assert len(model.calls) == 4 + 3
     assert len(calls) == 2  # once per run, not once per node
-    assert [c.max_iters for c in calls] == [4, 3]
+    assert [c.max_steps for c in calls] == [4, 3]

@@ -163,7 +163,7 @@ def test_nothing_imports_langgraph_internals() -> None:
 
 
 def unit(module: str) -> str | None:
-    """The part of the core a module belongs to (``tether.graph`` for ``tether.graph.routing``);
+    """The part of the core a module belongs to (``tether.decisions`` for its ``routing``);
     ``tether`` for the package itself; None outside tether."""
     parts = module.split(".")
     if parts[0] != "tether":
@@ -287,11 +287,11 @@ def test_the_sibling_packages_use_only_the_public_api() -> None:
 def test_private_uses_catches_an_internal_import() -> None:
     """The boundary check itself: an internal module, or a name not in __all__, is caught."""
     tree = ast.parse(
-        "from tether.graph.decisions import gate\nfrom tether import Agent, _exports\n"
+        "from tether.decisions.policy import gate\nfrom tether import Agent, _exports\n"
         "import tether.loop.builder\n"
     )
     assert private_uses({"tether_x/m.py": tree}) == [
-        "tether_x/m.py: tether.graph.decisions.gate",
+        "tether_x/m.py: tether.decisions.policy.gate",
         "tether_x/m.py: tether._exports",
         "tether_x/m.py: tether.loop.builder",
     ]

@@ -73,7 +73,7 @@ def test_a_payment_still_unknown_after_the_replay_is_reported_never_completed(
 ) -> None:
     replies = [*QUERY_AND_DISCOUNT, PAY, "Thought: gave up\nFinal Answer: paid, I think"]
     replies += ["Thought: x\nFinal Answer: y"] * 3
-    state, _ = run(world, replies, timeouts=100, max_iters=4)
+    state, _ = run(world, replies, timeouts=100, max_steps=4)
     assert len(charges(world)) == 1  # the first attempt's charge, never a second
     assert state["status"] != "completed"
     assert "outcome of pay_order" in state["reason"] and "unknown" in state["reason"]

@@ -65,7 +65,7 @@ def test_graph_is_served_with_readable_nodes_and_editable_settings(studio: str) 
     assert {"start", "think", "act", "approve", "refuse"} <= nodes
     schemas = httpx.get(f"{studio}/assistants/{assistant}/schemas", timeout=60).json()
     settings = schemas["context_schema"]["properties"]
-    assert {"token_budget", "max_iters", "breaker_failures", "approval_tools"} <= set(settings)
+    assert {"token_budget", "max_steps", "breaker_failures", "approval_tools"} <= set(settings)
 
 
 def test_the_demo_world_graph_is_served_too(studio: str) -> None:
@@ -77,7 +77,7 @@ def test_a_run_from_studio_uses_the_edited_settings(studio: str) -> None:
     body = {
         "assistant_id": "tether",
         "input": {"task": "Say hello."},
-        "context": {"max_iters": 1, "max_tokens": 16},
+        "context": {"max_steps": 1, "max_tokens": 16},
     }
     state = httpx.post(f"{studio}/runs/wait", json=body, timeout=180).json()
     assert state["steps"] == 1
@@ -93,7 +93,7 @@ def test_the_sdk_client_sees_an_input_form_and_the_settings_in_force(studio: str
     assert schemas["input_schema"]["properties"]["task"]["type"] == "string"
     assert "status" in schemas["state_schema"]["properties"]
     settings = schemas["context_schema"]["properties"]
-    assert settings["max_iters"]["default"] == 10
+    assert settings["max_steps"]["default"] == 10
     assert settings["token_budget"]["default"] == AgentSettings().token_budget
 
 
@@ -107,7 +107,7 @@ def test_streamed_messages_are_the_models_tokens_not_the_prompt(studio: str) -> 
         thread["thread_id"],
         "tether",
         input={"task": "Say hello."},
-        context={"max_iters": 1, "max_tokens": 8},
+        context={"max_steps": 1, "max_tokens": 8},
         stream_mode="messages-tuple",
     ):
         if part.event == "messages":

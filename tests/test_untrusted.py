@@ -147,7 +147,7 @@ def replies(draw: st.DrawFn, count: int) -> list[AIMessage]:
 run_settings = st.builds(
     dict,
     protocol=st.sampled_from(["react", "json_schema", "native"]),
-    max_iters=st.integers(1, 6),
+    max_steps=st.integers(1, 6),
     token_budget=st.integers(100, 30_000),
     breaker_failures=st.integers(1, 3),
     max_tool_result_chars=st.sampled_from([200, 8000]),
@@ -160,7 +160,7 @@ def check(state: dict[str, Any], trace: list[Any], limits: dict[str, Any]) -> No
     if state["status"] == "completed":
         assert state["answer"] and state["answer"].strip()
     calls = [e for e in trace if e["event"] == "model_call"]
-    assert len(calls) <= limits["max_iters"]
+    assert len(calls) <= limits["max_steps"]
     largest = max((c["detail"]["usage"]["total_tokens"] for c in calls), default=0)
     assert state["usage"]["total_tokens"] <= limits["token_budget"] + largest
     assert all(c["detail"]["usage"]["total_tokens"] >= 0 for c in calls)
@@ -174,7 +174,7 @@ def check(state: dict[str, Any], trace: list[Any], limits: dict[str, Any]) -> No
 def test_no_reply_tool_or_usage_escapes_the_loops_control(
     data: st.DataObject, limits: dict[str, Any], behaviour: int
 ) -> None:
-    scripted = data.draw(replies(limits["max_iters"]))
+    scripted = data.draw(replies(limits["max_steps"]))
     conn = sqlite3.connect(":memory:", check_same_thread=False)
     saver = SqliteSaver(conn)
     graph = build_graph(
@@ -201,7 +201,7 @@ def test_no_reply_tool_or_usage_escapes_the_loops_control(
 def test_async_runs_hold_the_same_properties(
     data: st.DataObject, limits: dict[str, Any], behaviour: int
 ) -> None:
-    scripted = data.draw(replies(limits["max_iters"]))
+    scripted = data.draw(replies(limits["max_steps"]))
 
     async def nap(_: float) -> None:
         return None
@@ -270,7 +270,7 @@ def test_negative_usage_is_not_spent_and_the_budget_still_trips() -> None:
         * 6
     )
     graph = build_graph(
-        AgentSettings(token_budget=1200, max_iters=6),
+        AgentSettings(token_budget=1200, max_steps=6),
         model=model,
         registry=ToolRegistry(make_tools(0)[:1]),
     )

@@ -136,7 +136,7 @@ def test_tether_takes_the_harness_numbers() -> None:
         timeout=5,
         harness=harness,
     )
-    assert (settings.max_iters, settings.token_budget) == (7, 30_000)
+    assert (settings.max_steps, settings.token_budget) == (7, 30_000)
     assert (settings.tool_attempts, settings.retry_base_delay) == (2, 0.1)
 
 

@@ -29,7 +29,7 @@ def run(base_url: str, **settings: Any) -> dict[str, Any]:
 
 
 def test_server_usage_is_what_the_budget_spends(stub: RunningStub) -> None:
-    state = run(stub.base_url, max_iters=1)
+    state = run(stub.base_url, max_steps=1)
     call = next(e for e in state["trace"] if e["event"] == "model_call")
     assert call["detail"]["usage_source"] == "server"
     assert state["usage"]["total_tokens"] == call["detail"]["usage"]["total_tokens"] > 0
@@ -38,14 +38,14 @@ def test_server_usage_is_what_the_budget_spends(stub: RunningStub) -> None:
 
 
 def test_missing_usage_is_counted_and_said(stub_without_usage: RunningStub) -> None:
-    state = run(stub_without_usage.base_url, max_iters=1)
+    state = run(stub_without_usage.base_url, max_steps=1)
     events = [e["event"] for e in state["trace"]]
     assert "usage_counted" in events
     assert state["usage"]["total_tokens"] > 0
 
 
 def test_native_protocol_runs_the_servers_tool_call(stub: RunningStub) -> None:
-    state = run(stub.base_url, max_iters=1, protocol="native")
+    state = run(stub.base_url, max_steps=1, protocol="native")
     assert state["tool_buffer"][0]["tool"] == "query_order"
     assert state["tool_buffer"][0]["arguments"]["note"] == "查询"
     assert state["tool_buffer"][0]["result"]["data"] == "ORD-2024-001: pending"

@@ -76,7 +76,7 @@ def _keys(node: Any) -> set[str]:
 
 
 def test_json_schema_refs_resolve_from_the_root(stub: RunningStub) -> None:
-    _run(stub.base_url, [ship, query_order], protocol="json_schema", max_iters=1)
+    _run(stub.base_url, [ship, query_order], protocol="json_schema", max_steps=1)
     schema = stub.config.requests[0]["response_format"]["json_schema"]["schema"]
     Draft202012Validator.check_schema(schema)
     refs = _refs(schema)
@@ -105,7 +105,7 @@ def test_json_schema_refs_resolve_from_the_root(stub: RunningStub) -> None:
 
 
 def test_same_def_name_in_two_tools_is_renamed_not_merged(stub: RunningStub) -> None:
-    _run(stub.base_url, [ship, tag], protocol="json_schema", max_iters=1)
+    _run(stub.base_url, [ship, tag], protocol="json_schema", max_steps=1)
     schema = stub.config.requests[0]["response_format"]["json_schema"]["schema"]
     tag_call = {"thought": "t", "action": {"tool": "tag", "arguments": {"address": {"label": 3}}}}
     ship_arguments = {
@@ -122,13 +122,13 @@ def test_same_def_name_in_two_tools_is_renamed_not_merged(stub: RunningStub) -> 
 
 
 def test_patterns_sent_use_digit_classes_not_escapes(stub: RunningStub) -> None:
-    _run(stub.base_url, [ship], protocol="json_schema", max_iters=1)
+    _run(stub.base_url, [ship], protocol="json_schema", max_steps=1)
     sent = str(stub.config.requests[0]["response_format"])
     assert "[0-9]{6}" in sent and "\\\\d" not in sent
 
 
 def test_native_asks_for_one_tool_call_per_reply(stub: RunningStub) -> None:
-    state = _run(stub.base_url, [query_order], protocol="native", max_iters=1)
+    state = _run(stub.base_url, [query_order], protocol="native", max_steps=1)
     body = stub.config.requests[0]
     assert body["parallel_tool_calls"] is False
     assert [t["function"]["name"] for t in body["tools"]] == ["query_order"]
@@ -138,7 +138,7 @@ def test_native_asks_for_one_tool_call_per_reply(stub: RunningStub) -> None:
 def test_native_budget_counts_the_tool_schemas_as_the_server_renders_them(
     stub: RunningStub,
 ) -> None:
-    state = _run(stub.base_url, [ship, query_order], protocol="native", max_iters=1)
+    state = _run(stub.base_url, [ship, query_order], protocol="native", max_steps=1)
     chats = [b for b in stub.config.tokenize_bodies if "messages" in b]
     assert chats, "the chat shape of /tokenize was asked"
     assert {t["function"]["name"] for t in chats[0]["tools"]} == {"ship", "query_order"}
@@ -161,7 +161,7 @@ def test_native_budget_falls_back_to_counting_the_schemas_as_text(
     with_tools = _run(stub_without_tokenize.base_url, [ship, query_order], protocol="native")
     detail = next(e for e in with_tools["trace"] if e["event"] == "model_call")["detail"]
     with serve_stub(StubConfig(tokenize=False)) as bare:
-        no_tools = _run(bare.base_url, [], protocol="native", max_iters=1)
+        no_tools = _run(bare.base_url, [], protocol="native", max_steps=1)
     bare_detail = next(e for e in no_tools["trace"] if e["event"] == "model_call")["detail"]
     # The schemas' JSON (two tools with a nested model and an Enum) is far from free.
     assert detail["prompt_estimate"] > bare_detail["prompt_estimate"] + 50
@@ -169,5 +169,5 @@ def test_native_budget_falls_back_to_counting_the_schemas_as_text(
 
 @pytest.mark.parametrize("protocol", ["json_schema", "native", "react"])
 def test_every_protocol_is_accepted_by_the_stub(stub: RunningStub, protocol: str) -> None:
-    state = _run(stub.base_url, [ship, query_order], protocol=protocol, max_iters=1)
+    state = _run(stub.base_url, [ship, query_order], protocol=protocol, max_steps=1)
     assert state["status"] in ("max_steps", "completed")

@@ -20,7 +20,7 @@ def add(a: float, b: float) -> float:
 @pytest.mark.timeout(400)  # two calls each; slow only when the 2 cores are shared
 @pytest.mark.parametrize("protocol", ["json_schema", "react"])
 def test_a_run_ends_with_a_status_and_server_usage(protocol: str) -> None:
-    settings = AgentSettings(protocol=protocol, max_iters=2, max_tokens=64, request_timeout=180)
+    settings = AgentSettings(protocol=protocol, max_steps=2, max_tokens=64, request_timeout=180)
     graph = build_graph(settings, registry=ToolRegistry([add]))
     state, trace = run_traced(graph, {"task": "What is 2 + 3? Use the add tool."})
     assert state["status"] in STATUSES

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.graph.small_model import WITHHELD_WHY, withheld, writes_withheld
+from tether.decisions.small_model import WITHHELD_WHY, withheld, writes_withheld
 from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern

@@ -26,7 +26,7 @@ _DEFAULTS = AgentSettings.model_fields
 class Harness:
     """What every agent gets the same. Defaults: tether's own defaults (the seed's cap)."""
 
-    step_cap: int = int(_DEFAULTS["max_iters"].get_default())
+    step_cap: int = int(_DEFAULTS["max_steps"].get_default())
     token_budget: int = int(_DEFAULTS["token_budget"].get_default())
     tool_attempts: int = int(_DEFAULTS["tool_attempts"].get_default())
     retry_initial_delay: float = float(_DEFAULTS["retry_base_delay"].get_default())

@@ -65,7 +65,7 @@ def run(  # one line per flag; the flags only fill RunOptions
     ] = None,
     model: Annotated[str | None, Opt(help="Model name on the server.")] = None,
     protocol: Annotated[str | None, Opt(help="react, json_schema or native.")] = None,
-    max_iters: Annotated[int | None, Opt(min=1, help="Step cap.")] = None,
+    max_steps: Annotated[int | None, Opt(min=1, help="Step cap.")] = None,
     token_budget: Annotated[int | None, Opt(min=1, help="Token budget.")] = None,
 ) -> None:
     """Run the agent on TASK (or resume --thread) and print each step as it happens.

@@ -48,7 +48,7 @@ class RunOptions(BaseModel):
     base_url: str | None = None
     model: str | None = None
     protocol: str | None = None
-    max_iters: int | None = Field(None, ge=1)
+    max_steps: int | None = Field(None, ge=1)
     token_budget: int | None = Field(None, ge=1)
 
     @field_validator("edit", mode="before")
@@ -76,7 +76,7 @@ class RunOptions(BaseModel):
 
     def limits(self) -> dict[str, int]:
         """The per-run limits given (the run's context); empty when none are."""
-        given = {"max_iters": self.max_iters, "token_budget": self.token_budget}
+        given = {"max_steps": self.max_steps, "token_budget": self.token_budget}
         return {key: value for key, value in given.items() if value is not None}
 
     def settings_overrides(self) -> dict[str, Any]:

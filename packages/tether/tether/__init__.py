@@ -13,6 +13,7 @@ from tether._exports import lazy_getattr
 
 if TYPE_CHECKING:
     from tether.agent import Agent, RunObserver, RunResult, UnknownRunError
+    from tether.decisions.rules import Rule, RuleDecision
     from tether.errors import (
         ModelCallError,
         ScriptExhaustedError,
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
         TetherError,
         TransientToolError,
     )
-    from tether.graph.rules import Rule, RuleDecision
     from tether.llm.model import make_chat_model
     from tether.loop.builder import build_graph
     from tether.loop.diagram import mermaid
@@ -47,8 +47,8 @@ _EXPORTS = {
     "AgentSettings": "tether.settings",
     "Envelope": "tether.tools",
     "ModelCallError": "tether.errors",
-    "Rule": "tether.graph.rules",
-    "RuleDecision": "tether.graph.rules",
+    "Rule": "tether.decisions.rules",
+    "RuleDecision": "tether.decisions.rules",
     "RunObserver": "tether.agent",
     "RunResult": "tether.agent",
     "RunSettings": "tether.settings",

@@ -25,8 +25,8 @@ from tether.control.approval import (
 )
 from tether.control.runs import RunSummary, list_runs, step_lines
 from tether.control.store import RunStore
+from tether.decisions.rules import Rule
 from tether.errors import TetherError
-from tether.graph.rules import Rule
 from tether.loop.builder import build_graph
 from tether.settings import AgentSettings
 from tether.state import TraceEvent

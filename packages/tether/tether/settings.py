@@ -2,7 +2,7 @@
 
 Defaults are the design note's numbers. Every field can be set with a ``TETHER_<NAME>``
 environment variable, passed to :func:`tether.build_graph`, or overridden for one run through
-LangGraph's runtime context (``graph.invoke(..., context={"max_iters": 5})``), which is also
+LangGraph's runtime context (``graph.invoke(..., context={"max_steps": 5})``), which is also
 what LangGraph Studio edits.
 """
 
@@ -81,7 +81,7 @@ class AgentSettings(BaseSettings):
     )
 
     # --- loop policy ----------------------------------------------------------------------
-    max_iters: int = Field(10, ge=1, description="Model calls before the run stops (max_steps).")
+    max_steps: int = Field(10, ge=1, description="Model calls (steps) before the run stops.")
     token_budget: int = Field(
         28000,
         ge=1,

@@ -273,13 +273,13 @@ class AgentState(TypedDict, total=False):
     """Consecutive failed steps (the strategy switch and the circuit breaker read it)."""
     parse_failures: int
     """Replies that could not be read, over the run."""
-    tool_attempts: int
+    call_attempt: int
     """Attempts of the call in flight (retries of a transient failure included)."""
     tool_retries: int
     """Retries over the run."""
     usage: Annotated[Usage, add_usage]
     """Tokens spent over the run; nodes write deltas."""
-    temperature: float
+    next_temperature: float
     """Sampling temperature for the next model call."""
     hints: list[str]
     """Controller notes for the next prompt. Written by tether only, never from tool text."""
@@ -319,4 +319,4 @@ class RouteView(TypedDict, total=False):
     resolving: bool
     proposal: Proposal | None
     result: ToolResult | None
-    tool_attempts: int
+    call_attempt: int

@@ -54,7 +54,7 @@ def tether_settings(
         "temperature": temperature,
         "max_tokens": max_tokens,
         "request_timeout": timeout,
-        "max_iters": h.step_cap,
+        "max_steps": h.step_cap,
         "token_budget": h.token_budget,
         "tool_attempts": h.tool_attempts,
         "retry_base_delay": h.retry_initial_delay,
@@ -106,8 +106,8 @@ class TetherAgent(BenchAgent):
         ]
         return VariantSettings(
             agent=self.name,
-            step_cap=s.max_iters,
-            step_cap_by="max_iters",
+            step_cap=s.max_steps,
+            step_cap_by="max_steps",
             token_budget=s.token_budget,
             token_budget_by="token_budget",
             tool_attempts=s.tool_attempts,

@@ -3,7 +3,7 @@
 A step is two nodes: ``think`` (prompt, budget check, model call, parse) and ``act`` (run the
 tool, judge the result). ``approve`` and ``refuse`` stand between them when a call needs an
 operator, has failed twice, or was just rejected. This is the one place that knows both the
-nodes and the routes, so :mod:`tether.graph` (the decisions) never imports the nodes.
+nodes and the routes, so :mod:`tether.decisions` (the decisions) never imports the nodes.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
-from tether.graph import routing
-from tether.graph.rules import DEFAULT_RULES, Rule
+from tether.decisions import routing
+from tether.decisions.rules import DEFAULT_RULES, Rule
 from tether.loop.edge import Edge
 from tether.memory.tokens import TokenCounter
 from tether.nodes.act import Act

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.graph import decisions
+from tether.decisions import policy
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
@@ -39,7 +39,7 @@ class Act(Node):
         )
 
     def _delay(self, attempt: int, settings: AgentSettings) -> float:
-        return decisions.backoff_delay(attempt - 1, settings, self.deps.rng) if attempt > 1 else 0.0
+        return policy.backoff_delay(attempt - 1, settings, self.deps.rng) if attempt > 1 else 0.0
 
     def _record(
         self,
@@ -53,7 +53,7 @@ class Act(Node):
         capped = cap_result(result, settings.max_tool_result_chars)
         meta = {**capped["meta"], "retry_count": attempt - 1}
         tool_result: ToolResult = {**capped, "meta": meta}  # type: ignore[typeddict-item]
-        rule = decisions.judge(self.deps.rules, state, tool_result, settings)
+        rule = policy.judge(self.deps.rules, state, tool_result, settings)
         emit(
             state["steps"],
             "tool_call",
@@ -68,10 +68,10 @@ class Act(Node):
                 "rule": rule,
             },
         )
-        update: dict[str, Any] = {"result": tool_result, "rule": rule, "tool_attempts": attempt}
+        update: dict[str, Any] = {"result": tool_result, "rule": rule, "call_attempt": attempt}
         if attempt > 1:
             update["tool_retries"] = state.get("tool_retries", 0) + 1
-        if decisions.wants_retry(tool_result, rule, attempt, settings):
+        if policy.wants_retry(tool_result, rule, attempt, settings):
             if attempt == 1:  # the edge back to act retries it; the call has run once
                 update["calls"] = [{"key": call_key(proposal.get("fingerprint", "")), "ran": True}]
             return update
@@ -97,4 +97,4 @@ def _call_in_flight(state: AgentState) -> tuple[Any, int]:
     proposal = state.get("proposal")
     if not proposal or proposal["kind"] != "action":
         raise RuntimeError("act reached without a proposed call")  # the graph routes actions only
-    return proposal, state.get("tool_attempts", 0) + 1
+    return proposal, state.get("call_attempt", 0) + 1

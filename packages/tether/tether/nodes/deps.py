@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.tools import BaseTool
-from tether.graph.rules import Rule
+from tether.decisions.rules import Rule
 from tether.llm.protocols import PROTOCOLS, Offer, OutputProtocol
 from tether.llm.structured import Grounded
 from tether.memory.render import PromptFrame

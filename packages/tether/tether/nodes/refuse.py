@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.graph.decisions import rejected_last
+from tether.decisions.policy import rejected_last
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings

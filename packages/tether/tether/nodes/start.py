@@ -24,10 +24,10 @@ class Start(Node):
             "success_streak": 0,
             "failure_streak": 0,
             "parse_failures": 0,
-            "tool_attempts": 0,
+            "call_attempt": 0,
             "tool_retries": 0,
             "usage": ZERO_USAGE,  # a delta: adds nothing, but makes the field present
-            "temperature": settings.temperature,
+            "next_temperature": settings.temperature,
             "hints": [],
             "status": "running",
             "reason": "",

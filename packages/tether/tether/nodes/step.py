@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.graph import decisions
-from tether.graph.decisions import NOT_AN_OUTCOME
-from tether.graph.side_effects import must_resolve_first, unknown_outcome_note, unresolved_after
+from tether.decisions import policy
+from tether.decisions.policy import NOT_AN_OUTCOME
+from tether.decisions.side_effects import must_resolve_first, unknown_outcome_note, unresolved_after
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -50,11 +50,11 @@ def close_step(
     ``side_effects`` that the tool changes the world (its transient failure leaves the outcome
     unknown)."""
     step = state.get("steps", 0)
-    record = decisions.classify(step, proposal, result, rule, settings)
+    record = policy.classify(step, proposal, result, rule, settings)
     note = None
     if record["kind"] == "parse_failure" and protocol is not None:
         note = protocol.failure_note(record["summary"])
-    outcome = decisions.assess(state, record, rule, settings, failure_note=note)
+    outcome = policy.assess(state, record, rule, settings, failure_note=note)
     update = _step_record(state, outcome, settings)
     if proposal["kind"] == "action":
         update |= _call_memory(record, first_run)
@@ -65,22 +65,22 @@ def close_step(
 
 
 def _step_record(
-    state: AgentState, outcome: decisions.Assessment, settings: AgentSettings
+    state: AgentState, outcome: policy.Assessment, settings: AgentSettings
 ) -> dict[str, Any]:
     """The step's record and the counters it moves: what every closed step writes."""
     record = outcome.record
     return {
-        "history": windowed([record], decisions.history_window(settings)),
+        "history": windowed([record], policy.history_window(settings)),
         "success_streak": outcome.success_streak,
         "failure_streak": outcome.failure_streak,
         "parse_failures": state.get("parse_failures", 0) + (record["kind"] == "parse_failure"),
-        "temperature": outcome.temperature,
+        "next_temperature": outcome.temperature,
         "hints": outcome.hints,
-        "tool_attempts": 0,
+        "call_attempt": 0,
     }
 
 
-def _emit_decision(step: int, outcome: decisions.Assessment) -> None:
+def _emit_decision(step: int, outcome: policy.Assessment) -> None:
     """The trace's account of how the step was judged."""
     emit(
         step,
@@ -98,7 +98,7 @@ def _emit_decision(step: int, outcome: decisions.Assessment) -> None:
 
 
 def _ending(
-    state: AgentState, proposal: Proposal, outcome: decisions.Assessment, side_effects: bool
+    state: AgentState, proposal: Proposal, outcome: policy.Assessment, side_effects: bool
 ) -> dict[str, Any]:
     """Where the run goes from here: on, a replay of a call whose outcome is unknown before
     it may stop, or the end with the verdict's status."""

@@ -11,8 +11,8 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
+from tether.decisions import policy, small_model
 from tether.errors import ModelCallError
-from tether.graph import decisions, small_model
 from tether.llm.parsing import call_fingerprint
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import reasoning_text, render_prompt
@@ -93,7 +93,7 @@ class Think(Node):
                     "cut_results_from_steps": rendered.cut_results,
                 },
             )
-        verdict = decisions.before_call(
+        verdict = policy.before_call(
             state, settings, prompt_tokens=rendered.tokens, cancelled=self._cancel_request()
         )
         if verdict:
@@ -136,7 +136,7 @@ class Think(Node):
             "proposal": proposal,
             "result": None,
             "rule": None,
-            "tool_attempts": 0,
+            "call_attempt": 0,
             "reasoning_buffer": windowed([entry], settings.reasoning_window),
         }
         if proposal["kind"] == "action":
@@ -144,8 +144,8 @@ class Think(Node):
             proposal["fingerprint"] = call_fingerprint(
                 tool, proposal["tool"], proposal["arguments"]
             )
-            proposal["gate"] = decisions.gate(state, proposal, tool, settings)
-            if rule := decisions.approval_rule(tool, settings):
+            proposal["gate"] = policy.gate(state, proposal, tool, settings)
+            if rule := policy.approval_rule(tool, settings):
                 proposal["rule"] = rule
         emit(call.step, "model_call", _call_detail(state, call, usage, usage_note, proposal))
         if usage_note:

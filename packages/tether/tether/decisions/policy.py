@@ -17,8 +17,8 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from tenacity import RetryCallState, wait_exponential
 
-from tether.graph import side_effects
-from tether.graph.rules import Rule
+from tether.decisions import side_effects
+from tether.decisions.rules import Rule
 from tether.settings import AgentSettings
 from tether.state import (
     FAILURE_KINDS,
@@ -306,10 +306,10 @@ def after_step(
         return tripped
     if spent := over_budget(state.get("usage"), settings):
         return spent
-    if steps >= settings.max_iters:
+    if steps >= settings.max_steps:
         return {
             "status": "max_steps",
-            "reason": f"step cap reached: {settings.max_iters} model calls without a final answer",
+            "reason": f"step cap reached: {settings.max_steps} model calls without a final answer",
         }
     return None
 

@@ -1,12 +1,13 @@
 """Pluggable rules: user code that judges a tool result without editing tether.
 
 A rule is a plain function ``rule(state, result, settings) -> RuleDecision | None``, called
-after every tool run with a copy of the state and of the result. ``None`` or ``continue``
-changes nothing; ``retry`` runs the same call again in place (with backoff, within
-``tool_attempts``); ``switch`` counts the step as failed and tells the model why; ``stop``
-ends the run with the decision's reason and status (``failed`` unless it names ``partial``
-or ``no_progress``: only a final answer completes a run). The first rule that returns
-something other than ``continue`` wins (see ``tether.graph.decisions.judge``).
+after every tool run with the state as it stands (read it only: a rule's changes to it are
+not saved) and a copy of the result. ``None`` or ``continue`` changes nothing; ``retry``
+runs the same call again in place (with backoff, within the ``tool_attempts`` setting);
+``switch`` counts the step as failed and tells the model why; ``stop`` ends the run with the
+decision's reason and status (``failed`` unless it names ``partial`` or ``no_progress``:
+only a final answer completes a run). The first rule that returns something other than
+``continue`` wins (see ``tether.decisions.policy.judge``).
 """
 
 from __future__ import annotations

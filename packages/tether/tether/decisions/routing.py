@@ -2,7 +2,7 @@
 
 Their ``Literal`` return types are the graph's edges, so the diagram is read off the code.
 They read what the nodes recorded (the status, the proposal's gate, a call in flight) and
-decide nothing new: the decisions were made in :mod:`tether.graph.decisions`.
+decide nothing new: the decisions were made in :mod:`tether.decisions.policy`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def route_after_act(state: RouteView) -> Literal["act", "think", "__end__"]:
     """Retry in place while a call is still in flight (its step not closed)."""
     if _stopped(state):
         return "__end__"
-    return "act" if state.get("tool_attempts", 0) > 0 or state.get("resolving") else "think"
+    return "act" if state.get("call_attempt", 0) > 0 or state.get("resolving") else "think"
 
 
 def route_after_refuse(state: RouteView) -> Literal["act", "think", "__end__"]:

@@ -2,7 +2,7 @@
 name, when only the final answer is offered, and the sampling temperature.
 
 A weak model does better with fewer choices and no sampling noise; these functions decide
-that from the state and the settings, like every decision in :mod:`tether.graph.decisions`,
+that from the state and the settings, like every decision in :mod:`tether.decisions.policy`,
 and the model still writes every call and every answer itself.
 """
 
@@ -228,4 +228,4 @@ def _ids_in(text: str, pattern: str) -> tuple[str, ...]:
 
 def sampling_temperature(state: AgentState, settings: AgentSettings) -> float:
     """0 under the small-model profile (a weak model's samples wander); else the state's."""
-    return 0.0 if settings.small_profile else state.get("temperature", settings.temperature)
+    return 0.0 if settings.small_profile else state.get("next_temperature", settings.temperature)

@@ -1,4 +1,0 @@
-"""The agent loop's decisions and routing: pure functions over the state and the settings.
-
-The nodes (tether.nodes) call these; the loop that wires both is tether.loop.
-"""
