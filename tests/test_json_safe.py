@@ -118,7 +118,9 @@ def test_cap_result_cuts_data_and_says_how_much() -> None:
     total = len(json.dumps(big["data"]))
     capped = cap_result(big, 500)
     assert capped["data"].startswith('{"rows": [0, 1, 2')
-    assert capped["data"].endswith(f"<truncated: {total - 500} of {total} chars cut>")
+    assert capped["data"].endswith(
+        f"…[cut {total - 500} of {total} characters: over the max_tool_result_chars cap]"
+    )
     assert capped["meta"]["truncated"] == {"chars": total, "kept": 500}
     assert big["data"] == {"rows": list(range(10_000))}  # the input is not changed
     checkpoint_safe(capped)
@@ -126,5 +128,7 @@ def test_cap_result_cuts_data_and_says_how_much() -> None:
 
 def test_cap_result_cuts_error_messages() -> None:
     capped = cap_result(error_envelope("e" * 300), 100)
-    assert capped["message"].endswith("<truncated: 200 of 300 chars cut>")
+    assert capped["message"].endswith(
+        "…[cut 200 of 300 characters: over the max_tool_result_chars cap]"
+    )
     assert capped["meta"]["error_type"] == "tool_error"

@@ -7,6 +7,7 @@ from typing import Any
 from tether.memory.render import PromptFrame, reasoning_text, render_prompt, result_text
 from tether.memory.tokens import TiktokenCounter
 from tether.state import keep_window, windowed
+from tether.text import cut
 
 COUNTER = TiktokenCounter()
 
@@ -72,7 +73,7 @@ def test_oversized_result_is_cut_with_a_visible_marker() -> None:
     prompt = render(2, [result(3, "x " * 5000)], 600)
     assert prompt.tokens <= 600
     assert prompt.cut_results == [3]
-    assert "characters to fit the memory budget]" in prompt.messages[1].text
+    assert "characters: to fit the memory budget]" in prompt.messages[1].text
 
 
 def test_offline_counter_counts_chinese() -> None:
@@ -112,3 +113,9 @@ def test_a_call_that_returned_the_same_twice_is_shown_once_with_both_steps() -> 
     assert "[step 3] t({})" in user and user.index("[steps 1, 2]") < user.index("[step 3]")
     alone = render(0, [changed], 10_000)
     assert prompt.tokens - alone.tokens < first["tokens"] + again["tokens"]
+
+
+def test_one_marker_says_how_much_was_cut_and_why() -> None:
+    assert cut("short", 5, "why") == "short"
+    assert cut("abcdefgh", 3, "over the cap") == "abc…[cut 5 of 8 characters: over the cap]"
+    assert cut("abc", -1, "x") == "…[cut 3 of 3 characters: x]"

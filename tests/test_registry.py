@@ -306,7 +306,9 @@ def test_max_result_chars_caps_what_comes_back() -> None:
     registry = ToolRegistry([_returning("x" * 50_000).get("echo")], max_result_chars=1_000)
     result = registry.invoke("echo", {"key": "a"})
     assert len(result["data"]) < 1_100
-    assert result["data"].endswith("<truncated: 49000 of 50000 chars cut>")
+    assert result["data"].endswith(
+        "…[cut 49000 of 50000 characters: over the max_tool_result_chars cap]"
+    )
     assert result["meta"]["truncated"] == {"chars": 50_000, "kept": 1_000}
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.decisions.small_model import WITHHELD_WHY, withheld, writes_withheld
+from tether.decisions.small_model import WITHHELD_WHY, rejected_writes, withheld
 from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
@@ -364,9 +364,9 @@ def test_a_write_the_operator_rejected_is_withheld_afterwards() -> None:
             {"step": 2, "kind": "rejected", "summary": "no", "fingerprint": 'refund{"a":1}'}
         ],
     }
-    assert writes_withheld(state, [find_payment, refund]) == {"refund"}
+    assert rejected_writes(state, [find_payment, refund]) == {"refund"}
     state["history"] = []
-    assert writes_withheld(state, [find_payment, refund]) == set()
+    assert rejected_writes(state, [find_payment, refund]) == set()
 
 
 def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
@@ -397,7 +397,7 @@ def test_a_long_result_is_shown_cut_under_the_profile_and_whole_without() -> Non
     for small, cut in ((True, True), (False, False)):
         state, model = _run(replies, tools=[long_report], small_model=small, result_chars=None)
         user = str(model.calls[1].messages[1].content)
-        assert ("more characters not shown]" in user) is cut
+        assert ("characters: results are shown short for a small model]" in user) is cut
         if cut:
             assert 0 < user.count("detail") <= SMALL_RESULT_CHARS // len("detail ")
         else:

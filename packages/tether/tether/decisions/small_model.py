@@ -66,11 +66,13 @@ def withheld(
     state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings, grounded: Grounded
 ) -> dict[str, str]:
     """Small-model profile: the listed tools the model may not call at this step, and why
-    (listed still, so the prompt and the server's prompt cache stay as they were): the
-    writes :func:`writes_withheld` names, a tool whose required id has no value in the
-    context (:func:`ungrounded`), and the tool whose call failed at the last step (asked
-    again at temperature 0, the model proposes the same call). Nothing is withheld when that
-    would leave nothing to call."""
+    (listed still, so the prompt and the server's prompt cache stay as they were): every
+    write until a read has succeeded in the run (:func:`unread_writes`: look before you
+    change anything; a weak model reached for pay_order on a status question), a write the
+    operator rejected within the kept history (:func:`rejected_writes`), a tool whose
+    required id has no value in the context (:func:`ungrounded`), and the tool whose call
+    failed at the last step (asked again at temperature 0, the model proposes the same
+    call). Nothing is withheld when that would leave nothing to call."""
     if not settings.small_profile:
         return {}
     reasons: dict[str, str] = {}
@@ -107,15 +109,6 @@ def just_failed(state: AgentState) -> set[str]:
 
 RETHINK_KINDS = frozenset({"tool_error", "validation_error", "refused", "rule_failure"})
 """Failures the model's own call caused, which the same call would meet again."""
-
-
-def writes_withheld(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:
-    """Small-model profile: the side-effecting tools not offered at this step. Every write
-    waits until a read has succeeded in the run (look before you change anything: a weak
-    model reached for pay_order on a status question), and a write the operator rejected
-    within the kept history is not offered again (asked the same question at temperature
-    0, the model proposes the same call)."""
-    return unread_writes(state, tools) | rejected_writes(state, tools)
 
 
 def unread_writes(state: AgentState, tools: Sequence[BaseTool]) -> set[str]:

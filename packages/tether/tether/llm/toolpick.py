@@ -13,7 +13,6 @@ out (they are values, such as ids and amounts, not topics).
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections import Counter
@@ -122,8 +121,3 @@ def callable_from(tool: BaseTool, words: Collection[str]) -> bool:
         any(re.fullmatch(str(p), w.upper()) or re.fullmatch(str(p), w) for w in words)
         for p in patterns
     )
-
-
-def context_text(results: Sequence[object]) -> str:
-    """Tool results as text to match on (JSON, so keys such as ``coupon_code`` count)."""
-    return "\n".join(json.dumps(r, ensure_ascii=False, default=str) for r in results)

@@ -21,9 +21,10 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import ReasoningEntry, ToolResultEntry
+from tether.text import cut as cut_text
 
-CUT_MARKER = "…[cut {removed} characters to fit the memory budget]"
-RESULT_CUT = "…[{removed} more characters not shown]"
+BUDGET_WHY = "to fit the memory budget"
+SHORT_WHY = "results are shown short for a small model"
 REASONING_HEADING = "## Your reasoning so far (oldest first)"
 RESULTS_HEADING = "## Tool results (oldest first)"
 NOTES_HEADING = "## Notes from the controller"
@@ -66,8 +67,8 @@ def result_text(entry: ToolResultEntry, earlier: Sequence[int] = (), cap: int | 
     characters of the result shown (the rest is cut with a visible marker)."""
     args = json.dumps(entry["arguments"], ensure_ascii=False)
     result = json.dumps(entry["result"], ensure_ascii=False)
-    if cap is not None and len(result) > cap:
-        result = result[:cap] + RESULT_CUT.format(removed=len(result) - cap)
+    if cap is not None:
+        result = cut_text(result, cap, SHORT_WHY)
     steps = ", ".join(str(step) for step in (*earlier, entry["step"]))
     label = f"steps {steps}" if earlier else f"step {steps}"
     return f"[{label}] {one_line(entry['tool'])}({args}) ->\n{result}"
@@ -146,7 +147,7 @@ def _cut_results(
         i = max(range(len(texts)), key=lambda k: sizes[k])
         keep = max(0.0, 1 - excess / max(sizes[i], 1)) * 0.9
         limit = int(len(texts[i]) * keep)
-        texts[i] = texts[i][:limit] + CUT_MARKER.format(removed=len(texts[i]) - limit)
+        texts[i] = cut_text(texts[i], limit, BUDGET_WHY)
         new_size = counter.count(texts[i])
         excess -= sizes[i] - new_size
         tokens -= sizes[i] - new_size

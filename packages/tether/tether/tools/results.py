@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from tether.text import cut
 from tether.tools.envelope import (
     RESERVED_META,
     Envelope,
@@ -24,6 +25,7 @@ DEFAULT_MAX_RESULT_CHARS = 8_000
 """A sensible ``max_tool_result_chars``: a few pages of text, a few thousand tokens."""
 MESSAGE_CHARS = 2_000
 """Error messages longer than this are cut; the model needs the gist, not a dump."""
+CAP_WHY = "over the max_tool_result_chars cap"
 
 
 def from_return(value: Any) -> Envelope:
@@ -58,19 +60,14 @@ def cap_result(envelope: Envelope, max_chars: int) -> Envelope:
         message = envelope.get("message", "")
         if len(message) <= max_chars:
             return envelope
-        cut, total = _cut(message, max_chars), len(message)
-        return {**envelope, "message": cut, "meta": _marked(envelope, total, max_chars)}
+        shown, total = cut(message, max_chars, CAP_WHY), len(message)
+        return {**envelope, "message": shown, "meta": _marked(envelope, total, max_chars)}
     data = envelope.get("data")
     text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)
     if len(text) <= max_chars:
         return envelope
     meta = _marked(envelope, len(text), max_chars)
-    return {**envelope, "data": _cut(text, max_chars), "meta": meta}
-
-
-def _cut(text: str, max_chars: int) -> str:
-    cut = len(text) - max_chars
-    return f"{text[:max_chars]}...<truncated: {cut} of {len(text)} chars cut>"
+    return {**envelope, "data": cut(text, max_chars, CAP_WHY), "meta": meta}
 
 
 def _marked(envelope: Envelope, total: int, kept: int) -> dict[str, Any]:
@@ -95,4 +92,4 @@ def _is_score(score: Any) -> bool:
 def _message(message: Any) -> str:
     text = message if isinstance(message, str) else str(json_safe(message))
     text = str(json_safe(text))
-    return text if len(text) <= MESSAGE_CHARS else _cut(text, MESSAGE_CHARS)
+    return cut(text, MESSAGE_CHARS, "error messages are kept short")
