@@ -1,9 +1,10 @@
-"""Which tools to offer a model at one step: the best matches for the task and its context.
+"""Which tools to offer a model at one step: the best matches for the task.
 
 A small model picks better among a few tools than among a dozen, and every tool offered costs
 prompt tokens (or grammar states) at every step. The tools are ranked with Okapi BM25 over
-each tool's name, description and argument descriptions, against the task and the latest
-results; the top ``k`` are offered, together with every tool that ties with the ``k``-th, the
+each tool's name, description and argument descriptions, against the task only (so the list,
+and the prompt's start, stay the same from step to step and the server's prompt cache
+holds); the top ``k`` are offered, together with every tool that ties with the ``k``-th, the
 tools the task names outright, and the tools already used in the run, so a tool the run
 needs never becomes unreachable once it has been found.
 
