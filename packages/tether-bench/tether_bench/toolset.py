@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from tether import TetherError, Toolset, load_toolset
+from tether import TetherError
+from tether_cli.toolsets import Toolset, load_toolset
 
 
 @runtime_checkable

@@ -1,7 +1,7 @@
 """Fresh worlds for every run, cheaply: seed one template, copy its data directory per run.
 
 A toolset keeps its state in the data directory ``create_world(data_dir)`` is given (that is
-the toolset contract, see :mod:`tether.toolsets`), so a copy of a freshly created directory is
+the toolset contract, see :mod:`tether_cli.toolsets`), so a copy of a freshly created directory is
 a fresh world. Seeding the orders world takes far longer than copying its file, and a
 benchmark creates a world per run plus one per gold replay.
 """

@@ -53,7 +53,7 @@ def graph() -> None:
 @app.command()
 def toolsets() -> None:
     """List the installed toolsets (give one to tether run --tools NAME)."""
-    from tether import toolset_names
+    from tether_cli.toolsets import toolset_names
 
     names = toolset_names()
     sys.stdout.write("\n".join(names) + "\n" if names else "no toolset installed\n")

@@ -78,8 +78,10 @@ def run(  # one line per flag; the flags only fill RunOptions
 
 def run_agent(options: RunOptions) -> None:
     """Run or resume what ``options`` asks for, answer approvals, and exit with the outcome."""
-    from tether import ToolRegistry, load_settings, load_toolset
+    from tether import ToolRegistry, load_settings
     from tether.control import open_run_store
+
+    from tether_cli.toolsets import load_toolset
 
     settings = load_settings(**options.settings_overrides())
     again = options.resume_command()
@@ -97,7 +99,7 @@ def run_agent(options: RunOptions) -> None:
             trace = agent.trace(options.thread) if options.as_json else []
     if not options.as_json:
         err.print(f"[dim]saved as thread {options.thread} (tether runs show {options.thread})")
-    finish(result.state, options.as_json, trace)
+    finish(dict(result.state), options.as_json, trace)
 
 
 def answer_until_done(agent: Agent, options: RunOptions) -> RunResult:
@@ -125,7 +127,7 @@ def drive(agent: Agent, options: RunOptions) -> tuple[RunResult, TracePrinter | 
         result = agent.run(options.task, thread_id=thread_id, context=context, observer=printer)
         return result, printer
     current = agent.status(thread_id)
-    spent = int((current.state.get("usage") or {}).get("total_tokens", 0))
+    spent = current.usage["total_tokens"]
     printer = None if options.as_json else TracePrinter(tokens=spent)  # the count continues
     if current.pending is None and current.status == "running":
         return agent.resume(thread_id, context=context, observer=printer), printer

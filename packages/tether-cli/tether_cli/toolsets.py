@@ -16,9 +16,8 @@ from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from tether.errors import TetherError
+from tether import TetherError, ToolRegistry
 from tether.extras import MissingExtraError
-from tether.tools.registry import ToolRegistry
 
 ENTRY_POINT_GROUP = "tether.toolsets"
 
