@@ -20,10 +20,11 @@ from typing import Any
 
 import httpx
 from langchain_core.messages import convert_to_openai_messages
+from tether.decisions.offer import Offer
+from tether.decisions.toolpick import select_tools
 from tether.llm.embedded import EmbeddedServer, idle_cores
-from tether.llm.protocols import PROTOCOLS, Offer
+from tether.llm.protocols import PROTOCOLS
 from tether.llm.structured import response_format
-from tether.llm.toolpick import select_tools
 from tether.memory.render import PromptFrame, render_prompt
 from tether.memory.tokens import TiktokenCounter
 from tether_world import create_world

@@ -11,11 +11,11 @@ import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.decisions.small_model import WITHHELD_WHY, rejected_writes, withheld
+from tether.decisions.toolpick import callable_from, select_tools
 from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
-from tether.llm.toolpick import callable_from, select_tools
 from tether.settings import SMALL_MODEL_RESULT_CHARS as SMALL_RESULT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
 from tether_world import World

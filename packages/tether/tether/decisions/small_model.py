@@ -12,15 +12,18 @@ import functools
 import json
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from tether.llm.structured import Grounded
-from tether.llm.toolpick import select_tools
+from tether.decisions.toolpick import select_tools
 from tether.settings import AgentSettings
 from tether.state import AgentState, call_key
 from tether.tools.marks import has_side_effects
+
+if TYPE_CHECKING:
+    from tether.decisions.offer import Grounded
 
 
 def final_only(state: AgentState, settings: AgentSettings) -> bool:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -23,8 +22,9 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel
 
+from tether.decisions.offer import Offer
 from tether.llm.parsing import parse_native, parse_react
-from tether.llm.structured import Grounded, parse_json_action, response_format
+from tether.llm.structured import parse_json_action, response_format
 from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import Proposal
 
@@ -36,28 +36,6 @@ FINAL_ONLY_NOTE = (
 )
 """Said when only the final answer is offered. It names no content for the answer: a small
 model copies descriptive phrases and placeholders into its answer word for word."""
-
-
-@dataclass(frozen=True)
-class Offer:
-    """What one step offers the model: these tools listed, under the small-model profile or
-    not; ``withheld`` of them (or all, ``final_only``) listed but not callable, so the prompt
-    stays the same and the server's prompt cache holds; ``grounded`` limits id arguments to
-    the ids the context holds (json_schema only: the other protocols cannot constrain
-    argument values)."""
-
-    tools: tuple[BaseTool, ...]
-    small: bool = False
-    final_only: bool = False
-    grounded: Grounded = ()
-    withheld: frozenset[str] = frozenset()
-
-    @property
-    def callable(self) -> tuple[BaseTool, ...]:
-        """The tools the model may call at this step."""
-        if self.final_only:
-            return ()
-        return tuple(tool for tool in self.tools if tool.name not in self.withheld)
 
 
 class OutputProtocol:

@@ -22,9 +22,6 @@ from tether.llm.parsing import (
 from tether.llm.schema_shape import for_grammar, limit_to_values, merge_defs, tool_arguments
 from tether.state import Proposal
 
-Grounded = tuple[tuple[str, tuple[str, ...]], ...]
-"""Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
-
 THOUGHT_CHARS = 400
 SMALL_THOUGHT_CHARS = 40
 SMALL_ANSWER_CHARS = 120

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import Runnable, RunnableBinding
 from langchain_core.tools import BaseTool
+from tether.decisions.offer import Offer
 from tether.decisions.rules import Rule
-from tether.llm.protocols import PROTOCOLS, Offer, OutputProtocol
-from tether.llm.structured import Grounded
+from tether.llm.protocols import PROTOCOLS, OutputProtocol
 from tether.memory.render import PromptFrame
 from tether.memory.tokens import TiktokenCounter, TokenCounter
 from tether.settings import AgentSettings, load_settings, resolve_settings
@@ -42,9 +42,10 @@ def _model_key(settings: AgentSettings) -> tuple[str, ...]:
 
 @dataclass
 class Prepared:
-    """One step's model setup for the tools registered now: built once per tool set."""
+    """One step's model setup for what it offers: built once per offer."""
 
     protocol: OutputProtocol
+    offer: Offer
     tools: list[BaseTool]
     """The tools the model may call at this step (none when only the final answer is)."""
     frame: PromptFrame
@@ -146,24 +147,14 @@ class Deps:
                     self._counters[key] = offline
             return self._counters[key]
 
-    def prepared(
-        self,
-        settings: AgentSettings,
-        tools: Sequence[BaseTool] | None = None,
-        *,
-        final_only: bool = False,
-        grounded: Grounded = (),
-        withheld: frozenset[str] = frozenset(),
-    ) -> Prepared:
-        """The system prompt, its token count and the bound model for the tools offered
-        (default: every tool registered now): built once per offer (tool set, profile, final
-        answer only, grounded ids, withheld tools), protocol and model, however many steps
-        make that offer."""
-        offered = tuple(self.registry.tools() if tools is None else tools)
-        offer = Offer(offered, settings.small_profile, final_only, grounded, withheld)
+    def prepared(self, settings: AgentSettings, offer: Offer | None = None) -> Prepared:
+        """The system prompt, its token count and the bound model for ``offer`` (default:
+        every tool registered now, nothing withheld): built once per offer, protocol and
+        model, however many steps make that offer."""
+        if offer is None:
+            offer = Offer(tuple(self.registry.tools()), small=settings.small_profile)
         model = self.model_for(settings)
-        key: tuple[Any, ...] = (settings.protocol, id(model), offer.small, final_only, grounded)
-        key += (tuple(sorted(withheld)), *(id(t) for t in offered))
+        key = (settings.protocol, id(model), *offer.key())
         with self._lock:
             cached = self._prepared.get(key)
         if cached is not None:
@@ -172,7 +163,8 @@ class Deps:
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = _unbound(*protocol.prepare(model, offer))
-        made = Prepared(protocol, list(offer.callable), PromptFrame(system, tokens), bound, kwargs)
+        frame = PromptFrame(system, tokens)
+        made = Prepared(protocol, offer, list(offer.callable), frame, bound, kwargs)
         with self._lock:
             if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
                 self._prepared.clear()

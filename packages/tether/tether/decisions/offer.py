@@ -1,0 +1,68 @@
+"""What one step offers the model, decided in one place: :func:`step_offer`.
+
+The tools listed, which of them the model may not call now and why, whether only the final
+answer is offered, and which ids an id argument may take. Under the small-model profile
+:mod:`tether.decisions.small_model` decides each of these; otherwise a step lists every
+registered tool and withholds none. The output protocols (``tether.llm.protocols``) turn an
+:class:`Offer` into a prompt, a schema or tool bindings; they decide nothing about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from langchain_core.tools import BaseTool
+
+from tether.decisions import small_model
+from tether.settings import AgentSettings
+from tether.state import AgentState
+
+Grounded = tuple[tuple[str, tuple[str, ...]], ...]
+"""Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
+
+
+@dataclass(frozen=True)
+class Offer:
+    """What one step offers the model: these tools listed, under the small-model profile or
+    not; ``withheld`` of them (or all, ``final_only``) listed but not callable, so the prompt
+    stays the same and the server's prompt cache holds; ``grounded`` limits id arguments to
+    the ids the context holds (json_schema only: the other protocols cannot constrain
+    argument values)."""
+
+    tools: tuple[BaseTool, ...]
+    small: bool = False
+    final_only: bool = False
+    grounded: Grounded = ()
+    withheld: tuple[tuple[str, str], ...] = ()
+    """(tool name, why) for each listed tool the model may not call at this step."""
+
+    @property
+    def callable(self) -> tuple[BaseTool, ...]:
+        """The tools the model may call at this step."""
+        if self.final_only:
+            return ()
+        names = {name for name, _ in self.withheld}
+        return tuple(tool for tool in self.tools if tool.name not in names)
+
+    def key(self) -> tuple[Any, ...]:
+        """What makes two offers give the same prompt and schema: every field, the tools by
+        identity (whoever caches by this key keeps the offer, so the tools, alive: an id is
+        never reused while its entry exists)."""
+        names = tuple(name for name, _ in self.withheld)
+        return (self.small, self.final_only, self.grounded, names, *map(id, self.tools))
+
+
+def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:
+    """What this step offers the model, from the state, the registered tools and the settings."""
+    offered = small_model.offered_tools(state, tools, settings)
+    grounded = small_model.grounded_ids(state, offered, settings)
+    withheld = small_model.withheld(state, offered, settings, grounded)
+    return Offer(
+        tools=tuple(offered),
+        small=settings.small_profile,
+        final_only=small_model.final_only(state, settings),
+        grounded=grounded,
+        withheld=tuple(sorted(withheld.items())),
+    )
