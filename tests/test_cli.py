@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import io
 import json
 import signal
 import subprocess
 import time
 from pathlib import Path
+from typing import Any, get_args
 
 import pytest
+from rich.console import Console
+from tether import STATUSES, Status, TraceEventName
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.settings import AgentSettings
 from tether.testing import ScriptedChatModel
-from tether_cli.console import TracePrinter
+from tether_cli.console import EVENT_HANDLERS, STATUS_STYLE, TracePrinter
+from tether_cli.output import EXIT_COMPLETED, EXIT_ERROR, EXIT_STOPPED, EXIT_WAITING, exit_code
 from tether_world import World
 
 from tests.cli_helpers import (
@@ -223,3 +228,68 @@ def test_help_does_not_load_the_agent_stack() -> None:
         [str(Path(TETHER).parent / "python"), "-c", code], capture_output=True, text=True
     )
     assert done.stdout.strip() == "[]", done.stderr
+
+
+# --- statuses and trace events: every one the core declares is handled ------------------------
+def test_the_exit_code_is_the_status_tables() -> None:
+    assert {status: exit_code(status) for status in STATUSES} == {
+        status: info.exit_code for status, info in STATUSES.items()
+    }
+    assert exit_code("completed") == EXIT_COMPLETED and exit_code("running") == EXIT_WAITING
+    stopped = set(STATUSES) - {"completed", "running"}
+    assert {exit_code(status) for status in stopped} == {EXIT_STOPPED}
+    assert EXIT_ERROR not in {info.exit_code for info in STATUSES.values()}
+
+
+@pytest.mark.parametrize("status", ["exploded", None, 3])
+def test_a_status_tether_does_not_have_exits_as_an_error(status: Any) -> None:
+    assert exit_code(status) == EXIT_ERROR
+
+
+def test_the_console_styles_every_status() -> None:
+    assert set(STATUS_STYLE) == set(get_args(Status))
+
+
+def test_the_console_handles_every_trace_event() -> None:
+    assert set(EVENT_HANDLERS) == set(get_args(TraceEventName))
+
+
+def printed(*events: Any) -> str:
+    buffer = io.StringIO()
+    printer = TracePrinter(Console(file=buffer, width=200, highlight=False, no_color=True))
+    for event in events:
+        printer.event(event)
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize("status", list(STATUSES))
+def test_the_end_of_a_run_says_what_its_status_means(status: str) -> None:
+    usage = {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
+    detail = {"status": status, "reason": "the reason", "usage": usage}
+    out = printed({"step": 2, "event": "finish", "detail": detail})
+    assert f"{status}: {STATUSES[status].meaning}\n" in out
+    assert "why    the reason" in out
+
+
+def test_a_replay_before_the_end_is_told() -> None:
+    detail = {"tool": "pay_order", "arguments": {"order_id": "ORD-1"}}
+    out = printed({"step": 3, "event": "resolve", "detail": detail})
+    assert 'loop   replays pay_order {"order_id": "ORD-1"} before it ends the run' in out
+    assert "its outcome is unknown" in out
+
+
+@pytest.mark.parametrize(
+    "event",
+    [
+        {"step": 4, "event": "teleport", "detail": {"to": "mars"}},  # from another version
+        {"step": 4, "event": None, "detail": {"to": "mars"}},
+        {"event": ["start"], "detail": {"to": "mars"}},
+        {},
+    ],
+)
+def test_an_unknown_trace_event_gets_one_visible_line(event: dict[str, Any]) -> None:
+    out = printed(event)
+    assert out.count("\n") == 1 and out.lstrip().startswith("trace  unknown event "), out
+    assert repr(event.get("event")) in out and f"at step {event.get('step', '?')}:" in out
+    if "detail" in event:
+        assert '{"to": "mars"}' in out

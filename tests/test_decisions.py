@@ -42,7 +42,7 @@ def pay(order_id: str) -> str:
 
 # --- gate: what to do with a proposed call ---------------------------------------------------
 def test_fresh_action_runs() -> None:
-    assert policy.gate({}, action(), lookup, SETTINGS) == "run"  # type: ignore[arg-type]
+    assert policy.gate({}, action(), lookup, SETTINGS).gate == "run"  # type: ignore[arg-type]
 
 
 def calls(*events: tuple[str, str | None]) -> Any:
@@ -58,14 +58,14 @@ def calls(*events: tuple[str, str | None]) -> Any:
 def test_action_that_failed_twice_is_refused() -> None:
     fp = 'lookup{"key":"a"}'
     state: Any = {"calls": calls((fp, "tool_error"), ("other", "success"), (fp, "tool_error"))}
-    assert policy.gate(state, action(fp), lookup, SETTINGS) == "refuse"  # type: ignore[arg-type]
+    assert policy.gate(state, action(fp), lookup, SETTINGS).gate == "refuse"  # type: ignore[arg-type]
 
 
 def test_action_that_failed_then_succeeded_is_not_refused() -> None:
     fp = 'lookup{"key":"a"}'
     state: Any = {"calls": calls((fp, "tool_error"), (fp, "success"))}
     settings = AgentSettings(repeat_limit=4)
-    assert policy.gate(state, action(fp), lookup, settings) == "run"  # type: ignore[arg-type]
+    assert policy.gate(state, action(fp), lookup, settings).gate == "run"  # type: ignore[arg-type]
 
 
 def test_calls_are_remembered_boundedly() -> None:
@@ -76,13 +76,13 @@ def test_calls_are_remembered_boundedly() -> None:
 def test_third_identical_call_is_a_repeat() -> None:
     fp = 'lookup{"key":"a"}'
     state: Any = {"calls": calls((fp, "success"), (fp, "success"))}
-    assert policy.gate(state, action(fp), lookup, SETTINGS) == "repeat"  # type: ignore[arg-type]
+    assert policy.gate(state, action(fp), lookup, SETTINGS).gate == "repeat"  # type: ignore[arg-type]
     settings = AgentSettings(repeat_limit=4)
-    assert policy.gate(state, action(fp), lookup, settings) == "run"  # type: ignore[arg-type]
+    assert policy.gate(state, action(fp), lookup, settings).gate == "run"  # type: ignore[arg-type]
 
 
 def test_side_effects_or_the_setting_gate_a_call_for_approval() -> None:
-    assert policy.gate({}, action(), pay, SETTINGS) == "approve"  # type: ignore[arg-type]
+    assert policy.gate({}, action(), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
     assert "is marked side_effects" in str(policy.approval_rule(pay, SETTINGS))
     assert policy.approval_rule(pay, AgentSettings(approval_tools=[])) is None
     listed = AgentSettings(approval_tools=["lookup"])
@@ -93,11 +93,11 @@ def test_side_effects_or_the_setting_gate_a_call_for_approval() -> None:
 def test_a_call_the_operator_just_rejected_is_refused_not_asked_again() -> None:
     fp = 'pay{"order_id":"A"}'
     rejected: Any = {"calls": record_calls(None, [{"key": call_key(fp), "outcome": "rejected"}])}
-    assert policy.gate(rejected, action(fp), pay, SETTINGS) == "refuse"  # type: ignore[arg-type]
+    assert policy.gate(rejected, action(fp), pay, SETTINGS).gate == "refuse"  # type: ignore[arg-type]
     other = 'pay{"order_id":"B"}'  # another target is a new question for the operator
-    assert policy.gate(rejected, action(other), pay, SETTINGS) == "approve"  # type: ignore[arg-type]
+    assert policy.gate(rejected, action(other), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
     approved_later: Any = {"calls": calls((fp, "success"))}
-    assert policy.gate(approved_later, action(fp), pay, SETTINGS) == "approve"  # type: ignore[arg-type]
+    assert policy.gate(approved_later, action(fp), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
 
 
 # --- retries ---------------------------------------------------------------------------------
@@ -228,29 +228,43 @@ def test_a_rule_stop_never_completes_a_run() -> None:
 
 
 # --- routes ----------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("gate", "expected"),
-    [("run", "act"), ("approve", "approve"), ("refuse", "refuse"), ("repeat", "think")],
-)
-def test_route_after_think_follows_the_gate(gate: str, expected: str) -> None:
-    state: Any = {"status": "running", "proposal": action(gate=gate)}
-    assert routing.route_after_think(state) == expected
+ROUTES = {
+    "think": (routing.route_after_think, {"act", "approve", "refuse", "think", "end"}),
+    "act": (routing.route_after_act, {"act", "think", "end"}),
+    "approve": (routing.route_after_approve, {"act", "think", "end"}),
+    "refuse": (routing.route_after_refuse, {"act", "think", "end"}),
+}
 
 
-def test_routes_end_the_run_once_a_status_is_recorded() -> None:
-    stopped: Any = {"status": "failed", "proposal": action(gate="run"), "call_attempt": 1}
-    for route in (
-        routing.route_after_think,
-        routing.route_after_act,
-        routing.route_after_approve,
-        routing.route_after_refuse,
-    ):
-        assert route(stopped) == "__end__"
+@pytest.mark.parametrize("node", sorted(ROUTES))
+def test_each_route_follows_the_move_its_node_recorded(node: str) -> None:
+    route, allowed = ROUTES[node]
+    for move in allowed:
+        assert route({"next": move}) == ("__end__" if move == "end" else move)  # type: ignore[typeddict-item]
 
 
-def test_route_after_act_retries_only_a_call_in_flight() -> None:
-    assert routing.route_after_act({"status": "running", "call_attempt": 1}) == "act"
-    assert routing.route_after_act({"status": "running", "call_attempt": 0}) == "think"
+@pytest.mark.parametrize("node", sorted(ROUTES))
+def test_a_move_a_node_cannot_make_is_a_loud_error(node: str) -> None:
+    route, allowed = ROUTES[node]
+    for move in {"think", "act", "approve", "refuse", "end"} - allowed:
+        with pytest.raises(RuntimeError, match=f"{node} recorded the move '{move}'"):
+            route({"next": move})  # type: ignore[typeddict-item]
+
+
+def test_the_gate_says_why_it_refuses_or_asks() -> None:
+    fp = 'lookup{"order_id":"A"}'
+    failed_twice: Any = {"calls": calls((fp, "tool_error"), (fp, "validation_error"))}
+    assert policy.gate(failed_twice, action(fp), lookup, SETTINGS) == (
+        "refuse",
+        "failed on its last two runs",
+    )  # type: ignore[arg-type]
+    rejected: Any = {"calls": record_calls(None, [{"key": call_key(fp), "outcome": "rejected"}])}
+    assert policy.gate(rejected, action(fp), pay, SETTINGS).reason == (
+        "was rejected by the operator last time"
+    )  # type: ignore[arg-type]
+    asks = policy.gate({}, action(), pay, SETTINGS)  # type: ignore[arg-type]
+    assert asks.gate == "approve" and asks.reason == policy.approval_rule(pay, SETTINGS)
+    assert policy.gate({}, action(), lookup, SETTINGS).reason is None  # type: ignore[arg-type]
 
 
 def test_registry_is_usable_for_gating() -> None:

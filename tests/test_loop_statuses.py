@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args
 
 import pytest
-from tether import TransientToolError, tool
+from tether import STATUSES, Status, TransientToolError, tool
+from tether.state import TERMINAL_STATUSES
 
 from tests.scripts import act, broken, final, lookup
 
@@ -100,6 +101,27 @@ def test_repeated_thought_without_action_is_no_progress(run_script: Any) -> None
 def test_every_status_has_a_reason(run_script: Any) -> None:
     state, _ = run_script([final("ok")])
     assert state["reason"]
+
+
+def test_the_status_table_has_every_status_once_in_order() -> None:
+    assert tuple(STATUSES) == get_args(Status)
+    for status, info in STATUSES.items():
+        assert info.status == status
+        assert info.meaning and "\n" not in info.meaning and "|" not in info.meaning
+    assert {s for s, info in STATUSES.items() if info.exit_code != 3} == TERMINAL_STATUSES
+
+
+def test_each_status_has_the_clis_exit_code() -> None:
+    codes = {status: info.exit_code for status, info in STATUSES.items()}
+    assert codes == {
+        "running": 3,  # not ended: saved, waiting
+        "completed": 0,
+        "partial": 1,
+        "failed": 1,
+        "max_steps": 1,
+        "no_progress": 1,
+        "cancelled": 1,
+    }
 
 
 @pytest.mark.parametrize("attempts_failing", [1, 2])

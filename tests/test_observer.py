@@ -3,10 +3,12 @@ keeps the trace."""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from tether import AgentSettings, ToolRegistry
+import tether
+from tether import AgentSettings, ToolRegistry, TraceEventName
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.testing import ScriptedChatModel
@@ -50,3 +52,21 @@ def test_observer_sees_events_in_order_and_the_models_text(tmp_path: Path) -> No
     ]
     assert "".join(recorder.tokens) == "".join(replies)
     assert kept == recorder.events  # the run store's log holds what was streamed
+    assert set(recorder.events) <= set(get_args(TraceEventName))
+
+
+def emitted_names() -> set[str]:
+    """The event name of every ``emit(step, "name", detail)`` call in the core's source."""
+    names = set()
+    for path in Path(tether.__file__).parent.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "emit":
+                name = node.args[1]
+                assert isinstance(name, ast.Constant), f"{path}: emit's name is not a literal"
+                names.add(name.value)
+    return names
+
+
+def test_every_declared_trace_event_is_emitted_and_no_other() -> None:
+    # mypy rejects a name emit() is not declared for; this catches a declared one left unused
+    assert emitted_names() == set(get_args(TraceEventName))

@@ -6,7 +6,7 @@ import re
 from pathlib import Path
 
 from pydantic import SecretStr
-from tether import AgentSettings
+from tether import STATUSES, AgentSettings
 
 README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
 
@@ -29,3 +29,20 @@ def test_every_setting_is_documented_with_its_default() -> None:
             value = value.get_secret_value()
         expected = "unset" if value is None else f"`{value}`"
         assert default == expected, f"{name}: README says {default}, code says {expected}"
+
+
+def status_rows() -> dict[str, tuple[str, int]]:
+    """The Statuses section's table: status -> (meaning, exit code)."""
+    section = README.split("\n## Statuses\n", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for match in re.finditer(r"^\| `(\w+)` \| ([^|]+) \| (\d+) \|", section, re.M):
+        assert match.group(1) not in rows, f"{match.group(1)} is listed twice"
+        rows[match.group(1)] = (match.group(2).strip(), int(match.group(3)))
+    return rows
+
+
+def test_the_status_table_is_tethers_table() -> None:
+    rows = status_rows()
+    assert list(rows) == list(STATUSES)
+    for status, info in STATUSES.items():
+        assert rows[status] == (info.meaning, info.exit_code), status

@@ -4,19 +4,26 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from typing import get_args
 
 import pytest
+from tether import STATUSES, Status
 from tether.errors import TransientToolError
 from tether_bench.agents import BenchAgent, ChatSettings, make_agent
 from tether_bench.agents.agent_executor import AgentExecutorAgent
 from tether_bench.agents.create_agent import CreateAgentAgent
 from tether_bench.agents.lc_tools import registry_tools
-from tether_bench.agents.tether_agent import TetherAgent, tether_settings
+from tether_bench.agents.tether_agent import (
+    TERMINATIONS,
+    TetherAgent,
+    outcome_of,
+    tether_settings,
+)
 from tether_bench.harness import Harness
 from tether_bench.instrument import RecordingRegistry, RunRecorder
 from tether_bench.judge import Judge
 from tether_bench.operator import write_tools
-from tether_bench.records import RunRecord
+from tether_bench.records import Outcome, RunRecord, TerminationKind
 from tether_bench.scenarios import Scenario
 from tether_bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
 from tether_bench.worlds import ExpectedStates, WorldFactory, prepare
@@ -147,3 +154,28 @@ def test_tether_small_is_tether_with_the_small_model_profile() -> None:
     assert not plain.small_profile and small.small_profile  # a URL is not the embedded model
     assert make_agent("tether_small").name == "tether_small"
     assert make_agent("tether").name == "tether"
+
+
+def test_every_tether_status_has_a_termination() -> None:
+    assert set(TERMINATIONS) == set(get_args(Status))
+    kinds = set(get_args(TerminationKind))
+    for status, kind in TERMINATIONS.items():
+        # a status the benchmark has a kind of the same name for counts as that kind
+        assert kind == (status if status in kinds else "error"), status
+
+
+@pytest.mark.parametrize("status", list(STATUSES))
+def test_a_final_state_is_its_statuses_outcome(status: str) -> None:
+    outcome = outcome_of({"status": status, "reason": "why", "answer": "an answer"})
+    assert outcome == Outcome(
+        answer="an answer",
+        termination=TERMINATIONS[STATUSES[status].status],
+        reason="why",
+    )
+
+
+@pytest.mark.parametrize("status", ["exploded", "", None, 3])
+def test_a_status_tether_does_not_have_is_an_error_that_names_it(status: object) -> None:
+    outcome = outcome_of({"status": status, "reason": "why"})
+    assert outcome.termination == "error"
+    assert outcome.reason == f"tether has no status {status!r}: why"

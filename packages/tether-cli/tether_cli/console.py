@@ -10,28 +10,23 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
 if TYPE_CHECKING:  # the state's module loads LangGraph: --help and bad arguments need not
-    from tether import TraceEvent
+    from tether import Status, TraceEvent, TraceEventName
 
-STATUS_STYLE = {
+STATUS_STYLE: dict[Status, str] = {  # every status (a test checks); meanings: tether.STATUSES
+    "running": "bold cyan",
     "completed": "bold green",
     "partial": "bold yellow",
+    "failed": "bold red",
     "max_steps": "bold yellow",
     "no_progress": "bold red",
-    "failed": "bold red",
-}
-STATUS_MEANS = {
-    "completed": "the model gave a final answer (tether does not check that it is right)",
-    "partial": "stopped by the token budget before a final answer",
-    "max_steps": "stopped by the step cap before a final answer",
-    "no_progress": "stopped: the model kept repeating itself",
-    "failed": "stopped: too many failed steps in a row (circuit breaker) or a rule said so",
-    "cancelled": "stopped on request",
+    "cancelled": "bold yellow",
 }
 GATE_SAYS = {
     "run": "the call fits the tool's schema: running it",
@@ -67,9 +62,15 @@ class TracePrinter:
         self._streaming = True
 
     def event(self, event: TraceEvent) -> None:
-        handler = getattr(self, f"_on_{event['event']}", None)
-        if handler:
-            handler(event["step"], event["detail"])
+        """Print one event. A name this console does not know (a trace saved by another
+        version of tether, or damaged) gets one line saying so: it is never dropped."""
+        name, step = event.get("event"), event.get("step", "?")
+        handler = EVENT_HANDLERS.get(name) if isinstance(name, str) else None
+        if handler is None:
+            said = _short(event.get("detail"))
+            self._line("trace", f"unknown event {name!r} at step {step}: {said}", "red")
+            return
+        handler(self, event["step"], event["detail"])
 
     def _line(self, who: str, text: str, style: str = "") -> None:
         body = escape(text)
@@ -140,6 +141,15 @@ class TracePrinter:
         why = detail.get("why", "failed on its last two runs")
         self._line("loop", f"refused {detail['tool']}: this exact call {why}", "red")
 
+    def _on_resolve(self, step: int, detail: dict[str, Any]) -> None:
+        call = f"{detail.get('tool')} {_short(detail.get('arguments'))}"
+        self._line(
+            "loop",
+            f"replays {call} before it ends the run: its outcome is unknown (it failed "
+            "transiently, and it has side effects)",
+            "yellow",
+        )
+
     def _on_memory_trimmed(self, step: int, detail: dict[str, Any]) -> None:
         self._line("loop", f"trimmed the prompt to fit: {_short(detail)}", "yellow")
 
@@ -164,13 +174,15 @@ class TracePrinter:
             self._line("loop", f"step failed ({what}; {streak} in a row): {note}", "yellow")
 
     def _on_finish(self, step: int, detail: dict[str, Any]) -> None:
+        from tether import STATUSES  # a run has loaded tether's state by now
+
         usage = detail.get("usage") or {}
         status = detail["status"]
         style = STATUS_STYLE.get(status, "bold")
+        info = STATUSES.get(status)
+        means = info.meaning if info is not None else detail["reason"]
         elapsed = time.monotonic() - self._started
-        self.console.print(
-            f"[{style}]{status}[/{style}]: {escape(STATUS_MEANS.get(status, detail['reason']))}"
-        )
+        self.console.print(f"[{style}]{escape(str(status))}[/{style}]: {escape(means)}")
         self._line("why", detail["reason"])
         if status == "completed" and self._answer is not None:
             self._line("answer", _short(self._answer, 800), "green")
@@ -180,3 +192,19 @@ class TracePrinter:
             f"({usage.get('input_tokens', 0):,} in, {usage.get('output_tokens', 0):,} out), "
             f"{elapsed:.1f} s",
         )
+
+
+EVENT_HANDLERS: dict[TraceEventName, Callable[[TracePrinter, int, dict[str, Any]], None]] = {
+    "start": TracePrinter._on_start,
+    "model_call": TracePrinter._on_model_call,
+    "usage_counted": TracePrinter._on_usage_counted,
+    "memory_trimmed": TracePrinter._on_memory_trimmed,
+    "tool_call": TracePrinter._on_tool_call,
+    "approval": TracePrinter._on_approval,
+    "refused": TracePrinter._on_refused,
+    "resolve": TracePrinter._on_resolve,
+    "decision": TracePrinter._on_decision,
+    "finish": TracePrinter._on_finish,
+}
+"""How each trace event is printed: every :data:`tether.TraceEventName` has an entry (a test
+checks), so a new event cannot be dropped unseen; a name not here is printed as unknown."""

@@ -9,14 +9,25 @@ from typing import Any
 import typer
 
 EXIT_COMPLETED, EXIT_STOPPED, EXIT_ERROR, EXIT_WAITING = 0, 1, 2, 3
+"""Named here so --help need not load tether's state; each status's code is in
+``tether.STATUSES`` (a test checks these agree with it)."""
+
+
+def exit_code(status: Any) -> int:
+    """The exit code for a run left with ``status`` (``tether.STATUSES``); a status this
+    tether does not know (a damaged saved run) is an error."""
+    from tether import STATUSES  # a run has loaded tether's state by now
+
+    info = STATUSES.get(status) if isinstance(status, str) else None
+    return info.exit_code if info is not None else EXIT_ERROR
 
 
 def finish(final: dict[str, Any], as_json: bool, trace: list[Any] = ()) -> None:  # type: ignore[assignment]
-    """Print the JSON result if asked; exit 0 only for a completed run."""
+    """Print the JSON result if asked; exit with the status's code (0 only if completed)."""
     if as_json:
         view = result_view(final, list(trace))
         sys.stdout.write(json.dumps(view, ensure_ascii=False, indent=2) + "\n")
-    raise typer.Exit(EXIT_COMPLETED if final.get("status") == "completed" else EXIT_STOPPED)
+    raise typer.Exit(exit_code(final.get("status")))
 
 
 def result_view(state: dict[str, Any], trace: list[Any]) -> dict[str, Any]:

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import functools
 import hashlib
-from collections.abc import Sequence
-from typing import Annotated, Any, Literal, NotRequired, get_args
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+from typing import Annotated, Any, Literal, NamedTuple, NotRequired, get_args
 
 from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
@@ -23,7 +24,37 @@ from typing_extensions import TypedDict
 Status = Literal[
     "running", "completed", "partial", "failed", "max_steps", "no_progress", "cancelled"
 ]
-"""``running`` while the loop works; every other value ends the run (see the README's table)."""
+"""``running`` until the run ends; every other value ends it. :data:`STATUSES` says what each
+one means."""
+
+
+class StatusInfo(NamedTuple):
+    """What a status means, to people and to scripts."""
+
+    status: Status
+    meaning: str
+    """One line, for people: what the console prints and the README's table says."""
+    exit_code: int
+    """``tether run``'s exit code for a run left with this status: 0 completed, 1 stopped
+    without an answer, 3 not ended (saved, waiting); 2, an error, is no status's code."""
+
+
+_STATUS_TABLE: dict[Status, tuple[str, int]] = {  # status: (meaning, exit code)
+    "running": ("not ended yet: working, or saved and waiting (for an approval, or a resume)", 3),
+    "completed": ("the model gave a final answer (tether does not check that it is right)", 0),
+    "partial": ("stopped by the token budget before a final answer, or a rule said so", 1),
+    "failed": ("stopped: too many failed steps in a row (circuit breaker) or a rule said so", 1),
+    "max_steps": ("stopped by the step cap before a final answer", 1),
+    "no_progress": ("stopped: the model kept repeating itself, or a rule said so", 1),
+    "cancelled": ("stopped on an operator's request", 1),
+}
+STATUSES: Mapping[str, StatusInfo] = MappingProxyType(
+    {status: StatusInfo(status, *row) for status, row in _STATUS_TABLE.items()}
+)
+"""Every status, in :data:`Status`'s order: the one table the console, the CLI's exit codes,
+the benchmark and the README's table are checked against (tests/test_loop_statuses.py).
+Keyed by plain ``str``, so a status read back from a saved run can be looked up as it is
+(``STATUSES.get(value)`` is None for one this tether does not have)."""
 
 TERMINAL_STATUSES: frozenset[str] = frozenset(get_args(Status)) - {"running"}
 
@@ -47,6 +78,30 @@ TOOL_ERROR_TYPES: frozenset[str] = frozenset(
 
 Gate = Literal["run", "approve", "refuse", "repeat"]
 """What the loop does with a proposed call: run it, ask first, refuse it, or end on a repeat."""
+
+TraceEventName = Literal[
+    "start",  # the run began (step 0): task
+    "model_call",  # a model call and its parsed reply: usage, temperature, tools offered and
+    # withheld, kind (action/final/invalid), thought, tool, arguments, answer, error, gate, raw
+    "usage_counted",  # the server reported no usable usage, so it was counted locally: note
+    "memory_trimmed",  # the prompt was cut to fit memory_budget: what was dropped or cut
+    "tool_call",  # one attempt of a tool call: tool, arguments, attempt, backoff, status,
+    # observation, meta, and a rule's verdict on the result
+    "approval",  # the operator's answer at an approval gate: action (approve/edit/reject)
+    "refused",  # a call not run (it failed on its last two runs, or was just rejected): why
+    "resolve",  # the run would end, but a side-effecting call's outcome is unknown (it failed
+    # transiently): the loop replays it once first: tool, arguments
+    "decision",  # how a step was judged (step_kind, decision, reason, streaks, hints), or,
+    # with ``stop``, the verdict that stops the run before a model call
+    "finish",  # the run ended: status, reason, usage
+]
+"""The events of the trace (:class:`TraceEvent`), each with what its ``detail`` holds."""
+
+NextMove = Literal["think", "act", "approve", "refuse", "end"]
+"""Where the graph goes after a node, as that node recorded it: ``think`` (ask the model),
+``act`` (run the call in flight: a first run, a retry in place, or the replay of a call whose
+outcome is unknown), ``approve`` (ask the operator first), ``refuse`` (answer the call without
+running it), ``end`` (the run has its status). The conditional edges read only this."""
 
 
 # --- records ----------------------------------------------------------------------------------
@@ -74,7 +129,7 @@ class Proposal(TypedDict):
     error: NotRequired[str]  # why an invalid reply could not be used
     fingerprint: NotRequired[str]  # tool + canonical arguments, for repeat checks
     gate: NotRequired[Gate]  # set by the loop for actions, never by the model
-    rule: NotRequired[str]  # why the call is gated: which setting or mark asked for approval
+    gate_reason: NotRequired[str]  # for approve: the setting or mark that asks; for refuse: why
     raw: NotRequired[str]  # the reply as received; not kept in state
 
 
@@ -136,12 +191,12 @@ class ToolResultEntry(TypedDict):
 class TraceEvent(TypedDict):
     """One thing that happened, streamed as it happens (``stream_mode="custom"``).
 
-    ``event`` is one of: start, model_call, usage_counted, memory_trimmed, tool_call,
-    approval, refused, decision, finish.
+    ``event`` is a :data:`TraceEventName` (its members are documented there). A trace read
+    back from a run store may come from an older tether: readers must expect other names.
     """
 
     step: int
-    event: str
+    event: TraceEventName
     detail: dict[str, Any]
 
 
@@ -290,6 +345,8 @@ class AgentState(TypedDict, total=False):
     ``HISTORY_KEPT``. The trace has every step."""
 
     # --- the step in flight -------------------------------------------------------------
+    next: NextMove
+    """Where the graph goes after the node that wrote it (see :data:`NextMove`)."""
     proposal: Proposal | None
     """The latest reply, parsed; ``gate`` says what the loop does with an action."""
     result: ToolResult | None
@@ -309,14 +366,11 @@ class AgentState(TypedDict, total=False):
 
 
 class RouteView(TypedDict, total=False):
-    """The part of :class:`AgentState` the conditional edges read (fields documented there).
+    """The part of :class:`AgentState` the conditional edges read: the move the last node
+    recorded.
 
     LangGraph reads an edge only the keys its input type names, so edges typed with this
-    read five channels a step instead of the whole state (it still copies every channel to
+    read one channel a step instead of the whole state (it still copies every channel to
     lay the node's writes over them)."""
 
-    status: Status
-    resolving: bool
-    proposal: Proposal | None
-    result: ToolResult | None
-    call_attempt: int
+    next: NextMove

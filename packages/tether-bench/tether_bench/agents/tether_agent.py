@@ -13,7 +13,7 @@ from collections.abc import Collection
 from typing import Any
 
 from langchain_openai import ChatOpenAI
-from tether import AgentSettings, build_graph, load_settings
+from tether import STATUSES, AgentSettings, Status, build_graph, load_settings
 
 from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether_bench.gates import ApprovalDesk, new_thread, run_gated
@@ -22,13 +22,32 @@ from tether_bench.instrument import RecordingRegistry
 from tether_bench.records import Outcome, TerminationKind
 from tether_bench.scenarios import Scenario
 
-_STATUSES: dict[str, TerminationKind] = {
+TERMINATIONS: dict[Status, TerminationKind] = {
     "completed": "completed",
     "max_steps": "max_steps",
     "no_progress": "no_progress",
     "failed": "failed",
     "partial": "partial",
+    # run_gated returns once nothing is pending: a run still running did not end as tether
+    # ends runs, so it is an error, not a controller's stop
+    "running": "error",
+    # the harness never cancels (no cancel store): a cancelled run was stopped from outside
+    # the benchmark, which is no termination of the agent's own either
+    "cancelled": "error",
 }
+"""How each tether status counts in the benchmark: every status (a test checks), so a new
+one cannot fall into "error" unseen."""
+
+
+def outcome_of(state: dict[str, Any]) -> Outcome:
+    """A final state's outcome. A status this tether does not have is an error that names it,
+    never passed off as one of the known ones."""
+    status, reason = state.get("status"), str(state.get("reason", ""))
+    info = STATUSES.get(status) if isinstance(status, str) else None
+    if info is None:
+        reason = f"tether has no status {status!r}: {reason}"
+        return Outcome(answer=state.get("answer"), termination="error", reason=reason)
+    return Outcome(answer=state.get("answer"), termination=TERMINATIONS[info.status], reason=reason)
 
 
 def tether_settings(
@@ -146,13 +165,7 @@ class TetherAgent(BenchAgent):
             sleep=self.sleep,
             seed=self.seed,
         )
-        state = run_gated(graph, {"task": scenario.task}, config, desk)
-        status = str(state.get("status", ""))
-        return Outcome(
-            answer=state.get("answer"),
-            termination=_STATUSES.get(status, "error"),
-            reason=str(state.get("reason", "")),
-        )
+        return outcome_of(run_gated(graph, {"task": scenario.task}, config, desk))
 
 
 class TetherSmallAgent(TetherAgent):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.tools import BaseTool
 from tenacity import RetryCallState, wait_exponential
@@ -80,9 +80,16 @@ def approval_rule(tool: BaseTool | None, settings: AgentSettings) -> str | None:
     )
 
 
+class GateDecision(NamedTuple):
+    """What to do with a proposed call, and why (for ``approve`` and ``refuse``)."""
+
+    gate: Gate
+    reason: str | None = None
+
+
 def gate(
     state: AgentState, proposal: Proposal, tool: BaseTool | None, settings: AgentSettings
-) -> Gate:
+) -> GateDecision:
     """What to do with a proposed call: refuse a call that failed on its last two runs or that
     the operator just rejected; end on the ``repeat_limit``-th identical call; ask first when
     approval is needed; else run."""
@@ -90,13 +97,14 @@ def gate(
     record = state.get("calls", {}).get(call_key(fingerprint))
     if record is not None and not side_effects.is_replay_of_unresolved(state, fingerprint):
         if rejected_last(record):
-            return "refuse"
+            return GateDecision("refuse", "was rejected by the operator last time")
         outcomes = record["outcomes"]
         if len(outcomes) >= 2 and all(kind in FAILURE_KINDS for kind in outcomes[-2:]):
-            return "refuse"
+            return GateDecision("refuse", "failed on its last two runs")
         if record["runs"] >= settings.repeat_limit - 1:
-            return "repeat"
-    return "approve" if approval_rule(tool, settings) else "run"
+            return GateDecision("repeat")
+    rule = approval_rule(tool, settings)
+    return GateDecision("approve", rule) if rule else GateDecision("run")
 
 
 def rejected_last(record: CallRecord) -> bool:
@@ -195,7 +203,7 @@ def classify(
         return _record(step, "parse_failure", proposal.get("error", ""), key)
     fingerprint = proposal.get("fingerprint")
     tool = proposal.get("tool", "")
-    if result is None:
+    if proposal.get("gate") == "repeat":  # closed in think, unrun
         return _record(
             step,
             "repeat",
@@ -203,6 +211,8 @@ def classify(
             f"{_ordinal(settings.repeat_limit)} time: {fingerprint}",
             fingerprint,
         )
+    if result is None:
+        raise RuntimeError(f"the step of {tool} closed without a result")
     if rule is not None and rule["action"] in ("switch", "retry"):
         return _record(step, "rule_failure", f"{rule['rule']}: {rule['reason']}", fingerprint)
     if result["status"] == "success":

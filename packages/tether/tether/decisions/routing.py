@@ -1,13 +1,13 @@
 """Conditional edges: pure functions from the state to the next node's name.
 
 Their ``Literal`` return types are the graph's edges, so the diagram is read off the code.
-They read what the nodes recorded (the status, the proposal's gate, a call in flight) and
-decide nothing new: the decisions were made in :mod:`tether.decisions.policy`.
+They read the one move the last node recorded (``next``) and decide nothing new: the
+decisions were made in :mod:`tether.decisions.policy`, and the nodes wrote them down.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from tether.state import RouteView
 
@@ -30,8 +30,13 @@ EDGE_LABELS: dict[tuple[str, str], str] = {
 """How each conditional edge is labelled in diagrams and Studio."""
 
 
-def _stopped(state: RouteView) -> bool:
-    return state.get("status", "running") != "running"
+def _move(state: RouteView, allowed: tuple[str, ...], after: str) -> Any:
+    """The recorded move as the edge's target; a move the node may not make is a bug."""
+    move = state.get("next", "think")
+    target = "__end__" if move == "end" else move
+    if target not in allowed:
+        raise RuntimeError(f"{after} recorded the move {move!r}, which cannot follow it")
+    return target
 
 
 def route_after_think(
@@ -39,36 +44,19 @@ def route_after_think(
 ) -> Literal["act", "approve", "refuse", "think", "__end__"]:
     """Run the proposed call, ask for approval first, or refuse it; after an answer, an
     unusable reply or a repeat (closed in think), stop or ask the model again."""
-    if _stopped(state):
-        return "__end__"
-    if state.get("resolving"):
-        return "act"
-    proposal = state.get("proposal")
-    gate = proposal.get("gate") if proposal and proposal["kind"] == "action" else None
-    if gate == "run":
-        return "act"
-    if gate == "approve":
-        return "approve"
-    if gate == "refuse":
-        return "refuse"
-    return "think"
+    return _move(state, ("act", "approve", "refuse", "think", "__end__"), "think")
 
 
 def route_after_approve(state: RouteView) -> Literal["act", "think", "__end__"]:
     """Run an approved (possibly edited) call; a rejection closed the step as a failure."""
-    if _stopped(state):
-        return "__end__"
-    return "act" if state.get("result") is None or state.get("resolving") else "think"
+    return _move(state, ("act", "think", "__end__"), "approve")
 
 
 def route_after_act(state: RouteView) -> Literal["act", "think", "__end__"]:
     """Retry in place while a call is still in flight (its step not closed)."""
-    if _stopped(state):
-        return "__end__"
-    return "act" if state.get("call_attempt", 0) > 0 or state.get("resolving") else "think"
+    return _move(state, ("act", "think", "__end__"), "act")
 
 
 def route_after_refuse(state: RouteView) -> Literal["act", "think", "__end__"]:
-    if _stopped(state):
-        return "__end__"
-    return "act" if state.get("resolving") else "think"
+    """Go on, or replay a call whose outcome is unknown before the run may stop."""
+    return _move(state, ("act", "think", "__end__"), "refuse")

@@ -74,7 +74,7 @@ class Act(Node):
         if policy.wants_retry(tool_result, rule, attempt, settings):
             if attempt == 1:  # the edge back to act retries it; the call has run once
                 update["calls"] = [{"key": call_key(proposal.get("fingerprint", "")), "ran": True}]
-            return update
+            return update | {"next": "act"}
         counter = self.deps.counter_for(settings)
         closed = close_step(
             state,

@@ -51,15 +51,16 @@ class Approve(Node):
         if decision["type"] == "edit":
             arguments = decision["edited_action"]["args"]
             fp = call_fingerprint(self.deps.registry.get(tool), tool, arguments)
-            return {"proposal": {**proposal, "arguments": arguments, "fingerprint": fp}}
-        return {}
+            edited: Proposal = {**proposal, "arguments": arguments, "fingerprint": fp}
+            return {"proposal": edited, "next": "act"}
+        return {"next": "act"}
 
     def _ask(self, proposal: Proposal) -> Decision:
         """Interrupt until a usable decision arrives; an unusable one asks again, with the
         problem in the description, so the paused run stays intact."""
         tool = proposal.get("tool", "")
         args = proposal.get("arguments", {})
-        reason = f"{tool} {proposal.get('rule', 'needs approval')}"
+        reason = f"{tool} {proposal.get('gate_reason', 'needs approval')}"
         will_run = normalised_arguments(self.deps.registry.get(tool), args)
         problem: str | None = None
         while True:

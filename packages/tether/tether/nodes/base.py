@@ -16,7 +16,7 @@ from langgraph.config import get_stream_writer
 from langgraph.runtime import get_runtime
 from tether.nodes.deps import Deps
 from tether.settings import AgentSettings
-from tether.state import AgentState, TraceEvent
+from tether.state import AgentState, TraceEvent, TraceEventName
 
 T = TypeVar("T")
 
@@ -55,7 +55,10 @@ class Node(Runnable[AgentState, dict[str, Any]]):
         return await self.arun(input, self.settings())
 
 
-def emit(step: int, event: str, detail: dict[str, Any]) -> None:
-    """Stream a trace event (``stream_mode="custom"``); nothing is stored in the state."""
+def emit(step: int, event: TraceEventName, detail: dict[str, Any]) -> None:
+    """Stream a trace event (``stream_mode="custom"``); nothing is stored in the state.
+
+    A new event is declared (and documented) in :data:`~tether.state.TraceEventName` first,
+    and the console's table (``tether_cli.console.EVENT_HANDLERS``) says how it is shown."""
     record: TraceEvent = {"step": step, "event": event, "detail": detail}
     get_stream_writer()(record)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions.policy import rejected_last
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
-from tether.state import AgentState, call_key
+from tether.state import AgentState
 from tether.tools.envelope import LOOP_ORIGIN, error_envelope
 
 
@@ -18,12 +17,7 @@ class Refuse(Node):
         proposal = state.get("proposal")
         if not proposal or proposal["kind"] != "action":
             raise RuntimeError("refuse reached without a proposed call")
-        record = state.get("calls", {}).get(call_key(proposal.get("fingerprint", "")))
-        why = (
-            "was rejected by the operator last time"
-            if record is not None and rejected_last(record)
-            else "failed on its last two runs"
-        )
+        why = proposal.get("gate_reason", "failed on its last two runs")  # the gate's reason
         message = (
             f"Refused: {proposal.get('tool')} with these exact arguments {why} and was not run "
             "again. Use another tool, or change the arguments."

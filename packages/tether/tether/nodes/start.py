@@ -30,6 +30,7 @@ class Start(Node):
             "next_temperature": settings.temperature,
             "hints": [],
             "status": "running",
+            "next": "think",
             "reason": "",
             "answer": None,
             "proposal": None,

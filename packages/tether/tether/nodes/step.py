@@ -111,11 +111,12 @@ def _ending(
             "resolve",
             {"tool": unresolved.get("tool"), "arguments": unresolved.get("arguments")},
         )
-        return update | {"proposal": {**unresolved, "gate": "run"}, "resolving": True}
+        replay: Proposal = {**unresolved, "gate": "run"}
+        return update | {"proposal": replay, "resolving": True, "next": "act"}
     if outcome.verdict:
         answer = proposal.get("answer") if outcome.verdict["status"] == "completed" else None
-        update |= end_run({**state, "unresolved": unresolved}, outcome.verdict, answer)
-    return update
+        return update | end_run({**state, "unresolved": unresolved}, outcome.verdict, answer)
+    return update | {"next": "think"}
 
 
 def _call_memory(record: StepRecord, first_run: bool) -> dict[str, Any]:
@@ -157,4 +158,4 @@ def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> d
         "finish",
         {"status": verdict["status"], "reason": reason, "usage": state.get("usage")},
     )
-    return {"status": verdict["status"], "reason": reason, "answer": answer}
+    return {"status": verdict["status"], "reason": reason, "answer": answer, "next": "end"}

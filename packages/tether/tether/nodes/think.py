@@ -6,12 +6,13 @@ answer, an unreadable reply or a repeat closes the step here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 from tether.decisions import policy, small_model
+from tether.decisions.offer import step_offer
 from tether.errors import ModelCallError
 from tether.llm.parsing import call_fingerprint
 from tether.llm.protocols import OutputProtocol
@@ -21,7 +22,18 @@ from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
 from tether.nodes.step import close_step, end_run
 from tether.settings import AgentSettings
-from tether.state import AgentState, Proposal, ReasoningEntry, Usage, add_usage, windowed
+from tether.state import (
+    AgentState,
+    NextMove,
+    Proposal,
+    ReasoningEntry,
+    Usage,
+    add_usage,
+    windowed,
+)
+
+GATED_MOVES: dict[str, NextMove] = {"run": "act", "approve": "approve", "refuse": "refuse"}
+"""The node a gated call goes to (a repeat closes the step in think)."""
 
 
 @dataclass
@@ -33,9 +45,6 @@ class Call:
     messages: list[BaseMessage]
     prompt_tokens: int
     kwargs: dict[str, Any]
-    final_only: bool = False
-    withheld: dict[str, str] = field(default_factory=dict)
-    """Listed tools not callable at this step, and why (the small-model profile)."""
 
 
 class Think(Node):
@@ -61,17 +70,8 @@ class Think(Node):
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
-        offered = small_model.offered_tools(state, self.deps.registry.tools(), settings)
-        final_only = small_model.final_only(state, settings)
-        grounded = small_model.grounded_ids(state, offered, settings)
-        withheld = small_model.withheld(state, offered, settings, grounded)
-        prepared = self.deps.prepared(
-            settings,
-            offered,
-            final_only=final_only,
-            grounded=grounded,
-            withheld=frozenset(withheld),
-        )
+        offer = step_offer(state, self.deps.registry.tools(), settings)
+        prepared = self.deps.prepared(settings, offer)
         step = state.get("steps", 0) + 1
         rendered = render_prompt(
             frame=prepared.frame,
@@ -101,9 +101,7 @@ class Think(Node):
             return end_run(state, verdict)
         temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
-        return Call(
-            step, prepared, rendered.messages, rendered.tokens, kwargs, final_only, withheld
-        )
+        return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
 
     def _cancel_request(self) -> str | None:
         store = self.deps.cancel_store
@@ -144,15 +142,16 @@ class Think(Node):
             proposal["fingerprint"] = call_fingerprint(
                 tool, proposal["tool"], proposal["arguments"]
             )
-            proposal["gate"] = policy.gate(state, proposal, tool, settings)
-            if rule := policy.approval_rule(tool, settings):
-                proposal["rule"] = rule
+            decided = policy.gate(state, proposal, tool, settings)
+            proposal["gate"] = decided.gate
+            if decided.reason is not None:
+                proposal["gate_reason"] = decided.reason
         emit(call.step, "model_call", _call_detail(state, call, usage, usage_note, proposal))
         if usage_note:
             emit(call.step, "usage_counted", {"note": usage_note})
         proposal.pop("raw", None)  # kept in the trace, not in every checkpoint
         if proposal["kind"] == "action" and proposal["gate"] != "repeat":
-            return update
+            return update | {"next": GATED_MOVES[proposal["gate"]]}
         after: Any = {**state, "steps": call.step, "usage": add_usage(state.get("usage"), usage)}
         closed = close_step(
             after, settings, counter, proposal=proposal, result=None, protocol=protocol
@@ -222,8 +221,8 @@ def _call_detail(
     detail: dict[str, Any] = {
         "temperature": call.kwargs["temperature"],
         "offered": [tool.name for tool in call.prepared.tools],
-        "withheld": dict(call.withheld),
-        "final_only": call.final_only,
+        "withheld": dict(call.prepared.offer.withheld),
+        "final_only": call.prepared.offer.final_only,
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
         "prompt_estimate": call.prompt_tokens,
