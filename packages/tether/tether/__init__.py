@@ -13,6 +13,7 @@ from tether._exports import lazy_getattr
 
 if TYPE_CHECKING:
     from tether.agent import Agent, RunObserver, RunResult, UnknownRunError
+    from tether.async_agent import AsyncAgent
     from tether.decisions.rules import Rule, RuleDecision
     from tether.errors import (
         ModelCallError,
@@ -26,9 +27,8 @@ if TYPE_CHECKING:
     from tether.loop.builder import build_graph
     from tether.loop.diagram import mermaid
     from tether.settings import AgentSettings, RunSettings, load_settings
-    from tether.state import TraceEvent
+    from tether.state import STATUSES, Status, StatusInfo, TraceEvent, TraceEventName
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
-    from tether.toolsets import Toolset, load_toolset, toolset_names
 
 PUBLIC_MODULES = (
     "tether",
@@ -45,6 +45,7 @@ PUBLIC_MODULES = (
 _EXPORTS = {
     "Agent": "tether.agent",
     "AgentSettings": "tether.settings",
+    "AsyncAgent": "tether.async_agent",
     "Envelope": "tether.tools",
     "ModelCallError": "tether.errors",
     "Rule": "tether.decisions.rules",
@@ -52,31 +53,34 @@ _EXPORTS = {
     "RunObserver": "tether.agent",
     "RunResult": "tether.agent",
     "RunSettings": "tether.settings",
+    "STATUSES": "tether.state",
     "ScriptExhaustedError": "tether.errors",
     "SettingsError": "tether.errors",
+    "Status": "tether.state",
+    "StatusInfo": "tether.state",
     "TaskError": "tether.errors",
     "TetherError": "tether.errors",
     "ToolRegistry": "tether.tools",
     "ToolStats": "tether.tools",
-    "Toolset": "tether.toolsets",
     "TraceEvent": "tether.state",
+    "TraceEventName": "tether.state",
     "TransientToolError": "tether.errors",
     "UnknownRunError": "tether.agent",
     "build_graph": "tether.loop.builder",
     "error": "tether.tools",
     "load_settings": "tether.settings",
-    "load_toolset": "tether.toolsets",
     "make_chat_model": "tether.llm.model",
     "mermaid": "tether.loop.diagram",
     "success": "tether.tools",
     "tool": "tether.tools",
-    "toolset_names": "tether.toolsets",
 }
 
 __all__ = [
     "PUBLIC_MODULES",
+    "STATUSES",
     "Agent",
     "AgentSettings",
+    "AsyncAgent",
     "Envelope",
     "ModelCallError",
     "Rule",
@@ -86,23 +90,23 @@ __all__ = [
     "RunSettings",
     "ScriptExhaustedError",
     "SettingsError",
+    "Status",
+    "StatusInfo",
     "TaskError",
     "TetherError",
     "ToolRegistry",
     "ToolStats",
-    "Toolset",
     "TraceEvent",
+    "TraceEventName",
     "TransientToolError",
     "UnknownRunError",
     "build_graph",
     "error",
     "load_settings",
-    "load_toolset",
     "make_chat_model",
     "mermaid",
     "success",
     "tool",
-    "toolset_names",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

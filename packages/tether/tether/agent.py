@@ -2,94 +2,35 @@
 
 ``build_graph`` gives the bare compiled graph; ``Agent`` adds what an operator needs around
 it: thread ids, approval answers checked before they reach the saved run, cancellation from
-another process, and resuming after the process died.
+another process, and resuming after the process died. :class:`~tether.async_agent.AsyncAgent`
+does the same on the event loop; what the two share is in :mod:`tether.agent_base`.
 """
 
 from __future__ import annotations
 
-import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from collections.abc import Iterator
+from typing import Any, cast
 
-from langchain_core.language_models import BaseChatModel
-from langgraph.types import Command, StreamMode
-
-from tether.control.approval import (
-    ApprovalError,
-    HITLRequest,
-    is_approval_request,
-    parse_decision,
-    requested_tool,
+from tether.agent_base import (
+    CANCEL_REASON,
+    AgentBase,
+    Drive,
+    RunObserver,
+    RunResult,
+    UnknownRunError,
+    outline,
+    result_of,
 )
-from tether.control.runs import RunSummary, list_runs, step_lines
+from tether.control.runs import RunSummary, list_runs
 from tether.control.store import RunStore
-from tether.decisions.rules import Rule
-from tether.errors import TetherError
-from tether.loop.builder import build_graph
-from tether.settings import AgentSettings
 from tether.state import TraceEvent
-from tether.tools.registry import ToolRegistry
+
+__all__ = ["Agent", "RunObserver", "RunResult", "UnknownRunError"]
 
 
-class RunObserver(Protocol):
-    """Watches a run live: trace events as the nodes emit them, and model tokens."""
-
-    def event(self, event: TraceEvent) -> None: ...
-    def token(self, text: str) -> None: ...
-
-
-class UnknownRunError(TetherError, KeyError):
-    """No saved run has this thread id."""
-
-    def __str__(self) -> str:
-        return str(self.args[0])
-
-
-@dataclass
-class RunResult:
-    """Where a run stands after a call: finished, or paused for approval."""
-
-    thread_id: str
-    state: dict[str, Any]
-    pending: HITLRequest | None = None
-
-    @property
-    def status(self) -> str:
-        return str(self.state.get("status", "running"))
-
-    @property
-    def finished(self) -> bool:
-        return self.pending is None and self.status != "running"
-
-
-class Agent:
+class Agent(AgentBase[RunStore]):
     """tether's graph bound to a RunStore (SQLite file or PostgreSQL)."""
-
-    def __init__(
-        self,
-        settings: AgentSettings | None = None,
-        *,
-        store: RunStore,
-        registry: ToolRegistry | None = None,
-        model: BaseChatModel | None = None,
-        rules: Sequence[Rule] = (),
-        sleep: Callable[[float], None] = time.sleep,
-        seed: int | None = None,
-    ) -> None:
-        self.store = store
-        self.registry = registry if registry is not None else ToolRegistry()
-        self.graph = build_graph(
-            settings,
-            model=model,
-            registry=self.registry,
-            checkpointer=store.checkpointer,
-            cancel_store=store.cancels,
-            rules=rules,
-            sleep=sleep,
-            seed=seed,
-        )
 
     # --- running ----------------------------------------------------------------------------
     def run(
@@ -102,10 +43,9 @@ class Agent:
     ) -> RunResult:
         """Start a new run on a new (or given, unused) thread."""
         thread_id = thread_id or uuid.uuid4().hex
-        if self._snapshot(thread_id).values:
-            raise TetherError(f"thread {thread_id!r} already holds a run: resume it instead")
+        self._unused(thread_id, self._snapshot(thread_id))
         self.store.cancels.clear(thread_id)
-        return self._drive({"task": task}, thread_id, context, observer)
+        return self._drive({"task": task}, Drive(thread_id, context, observer))
 
     def resume(
         self,
@@ -120,27 +60,17 @@ class Agent:
         ``context`` changes settings (budget, limits) for the rest of the run. A bad answer
         raises ApprovalError and leaves the saved run exactly as it was.
         """
-        snapshot = self._require(thread_id)
-        pending = _pending(snapshot)
-        if pending is not None:
-            if answer is None:
-                tool = requested_tool(pending)
-                raise ApprovalError(f"run {thread_id} is waiting for approval of {tool}")
-            self._check_answer(pending, answer)
-            return self._drive(Command(resume=answer), thread_id, context, observer)
-        if answer is not None:
-            raise ApprovalError(f"run {thread_id} is not waiting for approval")
-        if snapshot.values.get("status", "running") != "running":
-            return RunResult(thread_id, dict(snapshot.values))  # already finished
-        return self._drive(None, thread_id, context, observer)
+        payload = self._resume_input(thread_id, self._require(thread_id), answer)
+        if isinstance(payload, RunResult):
+            return payload
+        return self._drive(payload, Drive(thread_id, context, observer))
 
     def status(self, thread_id: str) -> RunResult:
         """Where a saved run stands (finished, waiting for approval, or interrupted),
         without running anything."""
-        snapshot = self._require(thread_id)
-        return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
+        return result_of(thread_id, self._require(thread_id))
 
-    def cancel(self, thread_id: str, reason: str = "stopped by the operator") -> None:
+    def cancel(self, thread_id: str, reason: str = CANCEL_REASON) -> None:
         """Ask a run (possibly in another process) to stop before its next model call."""
         self._require(thread_id)
         self.store.cancels.request(thread_id, reason)
@@ -151,93 +81,24 @@ class Agent:
 
     def show(self, thread_id: str) -> dict[str, Any]:
         """A saved run's outcome, usage and one line per step."""
-        snapshot = self._require(thread_id)
-        values = dict(snapshot.values)
-        return {
-            "thread_id": thread_id,
-            "task": values.get("task"),
-            "status": values.get("status"),
-            "reason": values.get("reason"),
-            "answer": values.get("answer"),
-            "steps": step_lines(self.store.trace.read(thread_id)),
-            "usage": values.get("usage"),
-            "pending_approval": _pending(snapshot),
-            "next": list(snapshot.next),
-        }
-
-    # --- internals --------------------------------------------------------------------------
-    def _config(self, thread_id: str) -> dict[str, Any]:
-        return {"configurable": {"thread_id": thread_id}}
-
-    def _snapshot(self, thread_id: str) -> Any:
-        return self.graph.get_state(self._config(thread_id))  # type: ignore[arg-type]
-
-    def _require(self, thread_id: str) -> Any:
-        snapshot = self._snapshot(thread_id)
-        if not snapshot.values:
-            raise UnknownRunError(f"no saved run with thread id {thread_id!r}")
-        return snapshot
-
-    def _check_answer(self, pending: HITLRequest, answer: Any) -> None:
-        tool = requested_tool(pending)
-        decision = parse_decision(answer, tool)
-        if decision["type"] == "edit":
-            problem = self.registry.check_arguments(tool, decision["edited_action"]["args"])
-            if problem:
-                raise ApprovalError(f"edited arguments rejected: {problem}")
+        return outline(thread_id, self._require(thread_id), self.trace(thread_id))
 
     def trace(self, thread_id: str) -> list[TraceEvent]:
         """Every trace event of a saved run, oldest first (across resumes)."""
         return self.store.trace.read(thread_id)
 
-    def _drive(
-        self,
-        payload: Any,
-        thread_id: str,
-        context: dict[str, Any] | None,
-        observer: RunObserver | None,
-    ) -> RunResult:
-        modes: list[StreamMode] = ["custom", "updates"]
-        if observer:
-            modes.append("messages")
-        pending: list[TraceEvent] = []
-        try:
-            for mode, chunk in self._stream(payload, thread_id, context, modes):
-                if mode == "custom":
-                    pending.append(chunk)
-                    if observer:
-                        observer.event(chunk)
-                elif mode == "updates":  # a node finished and its checkpoint is written
-                    self.store.trace.append(thread_id, pending)
-                    pending = []
-                elif observer:
-                    message, meta = chunk
-                    if meta.get("langgraph_node") == "think" and message.text:
-                        observer.token(message.text)
+    # --- internals --------------------------------------------------------------------------
+    def _snapshot(self, thread_id: str) -> Any:
+        return self.graph.get_state(self._config(thread_id))
+
+    def _require(self, thread_id: str) -> Any:
+        return self._known(thread_id, self._snapshot(thread_id))
+
+    def _drive(self, payload: Any, drive: Drive) -> RunResult:
+        chunks = self.graph.stream(payload, drive.config, **drive.options)
+        try:  # a list of stream modes yields (mode, chunk) pairs
+            for mode, chunk in cast(Iterator[tuple[str, Any]], chunks):
+                self.store.trace.append(drive.thread_id, drive.feed(mode, chunk))
         finally:
-            self.store.trace.append(thread_id, pending)
-        snapshot = self._snapshot(thread_id)
-        return RunResult(thread_id, dict(snapshot.values), _pending(snapshot))
-
-    def _stream(
-        self,
-        payload: Any,
-        thread_id: str,
-        context: dict[str, Any] | None,
-        modes: list[StreamMode],
-    ) -> Iterator[tuple[str, Any]]:
-        config: Any = self._config(thread_id)
-        # "sync": each step is on disk before the next starts, so a crash loses at most the
-        # step in flight (and side-effecting tools are idempotent per run id).
-        chunks = self.graph.stream(
-            payload, config, context=context, stream_mode=modes, durability="sync"
-        )
-        yield from cast(Iterator[tuple[str, Any]], chunks)  # a list of modes yields pairs
-
-
-def _pending(snapshot: Any) -> HITLRequest | None:
-    for task in snapshot.tasks:
-        for item in task.interrupts:
-            if is_approval_request(item.value):
-                return cast(HITLRequest, item.value)
-    return None
+            self.store.trace.append(drive.thread_id, drive.rest())
+        return result_of(drive.thread_id, self._snapshot(drive.thread_id))

@@ -20,11 +20,18 @@ if TYPE_CHECKING:
         is_approval_request,
     )
     from tether.control.runs import RunSummary
-    from tether.control.store import RunStore, default_data_dir, open_run_store
+    from tether.control.store import (
+        AsyncRunStore,
+        RunStore,
+        default_data_dir,
+        open_async_run_store,
+        open_run_store,
+    )
 
 _EXPORTS = {
     "ALLOWED_DECISIONS": "tether.control.approval",
     "ApprovalError": "tether.control.approval",
+    "AsyncRunStore": "tether.control.store",
     "Decision": "tether.control.approval",
     "DecisionType": "tether.control.approval",
     "HITLRequest": "tether.control.approval",
@@ -33,11 +40,13 @@ _EXPORTS = {
     "RunSummary": "tether.control.runs",
     "default_data_dir": "tether.control.store",
     "is_approval_request": "tether.control.approval",
+    "open_async_run_store": "tether.control.store",
     "open_run_store": "tether.control.store",
 }
 __all__ = [
     "ALLOWED_DECISIONS",
     "ApprovalError",
+    "AsyncRunStore",
     "Decision",
     "DecisionType",
     "HITLRequest",
@@ -46,6 +55,7 @@ __all__ = [
     "RunSummary",
     "default_data_dir",
     "is_approval_request",
+    "open_async_run_store",
     "open_run_store",
 ]
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
 
 @dataclass
@@ -22,8 +23,17 @@ class RunSummary:
 
 def list_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunSummary]:
     """The latest checkpoint of every saved thread, newest first."""
+    return _latest(checkpointer.list(None))
+
+
+async def alist_runs(checkpointer: BaseCheckpointSaver[Any]) -> list[RunSummary]:
+    """:func:`list_runs` through an async checkpointer."""
+    return _latest([item async for item in checkpointer.alist(None)])
+
+
+def _latest(items: Iterable[CheckpointTuple]) -> list[RunSummary]:
     latest: dict[str, Any] = {}
-    for item in checkpointer.list(None):
+    for item in items:
         thread_id = str(item.config["configurable"]["thread_id"])
         current = latest.get(thread_id)
         if current is None or item.checkpoint["ts"] > current.checkpoint["ts"]:

@@ -4,12 +4,15 @@ one location.
 SQLite (a file under the data directory; the ``sqlite`` extra) is the embedded default; a
 ``postgres://`` or ``postgresql://`` URL selects PostgreSQL (the ``postgres`` extra).
 A server that cannot be reached is a one-line :class:`~tether.dburl.DatabaseUnreachableError`.
+:func:`open_async_run_store` opens the same tables with LangGraph's async savers (AsyncAgent).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -24,6 +27,8 @@ if TYPE_CHECKING:
     from tether.control.trace_log import SqlTraceLog
 
 RUNS_FILE = "runs.sqlite"
+_SQLITE_MODULES = ("langgraph.checkpoint.sqlite", "sqlalchemy")
+_POSTGRES_MODULES = ("langgraph.checkpoint.postgres", "psycopg", "sqlalchemy")
 
 
 def default_data_dir() -> Path:
@@ -50,19 +55,8 @@ class RunStore:
         closers: list[Callable[[], None]],
     ) -> RunStore:
         """The store, with the cancel flags and the trace log in the checkpoints' database."""
-        import sqlalchemy as sa
-
-        from tether.control.sql_cancel import SqlCancelStore
-        from tether.control.trace_log import SqlTraceLog
-
-        engine = sa.create_engine(sa_url)
-        return cls(
-            location,
-            checkpointer,
-            SqlCancelStore(engine),
-            SqlTraceLog(engine),
-            [*closers, engine.dispose],
-        )
+        cancels, trace, dispose = _sql_logs(sa_url)
+        return cls(location, checkpointer, cancels, trace, [*closers, dispose])
 
     def close(self) -> None:
         for closer in self._closers:
@@ -75,16 +69,71 @@ class RunStore:
         self.close()
 
 
+@dataclass
+class AsyncRunStore:
+    """RunStore's tables with an async checkpointer (``AsyncSqliteSaver``/``AsyncPostgresSaver``),
+    for AsyncAgent; it belongs to the event loop that opened it. ``cancels`` and ``trace`` are
+    RunStore's sync SQLAlchemy stores (one short statement a call): AsyncAgent calls them in a
+    thread (``asyncio.to_thread``), the nodes through ``Deps.may_block``."""
+
+    location: str
+    checkpointer: BaseCheckpointSaver[Any]
+    cancels: SqlCancelStore
+    trace: SqlTraceLog
+
+
 def open_run_store(location: str | Path | None = None) -> RunStore:
     """Open (creating if needed) the run store at a path or a PostgreSQL URL."""
+    where = _where(location)
+    return _sqlite(where) if isinstance(where, Path) else _postgres(where)
+
+
+@asynccontextmanager
+async def open_async_run_store(location: str | Path | None = None) -> AsyncIterator[AsyncRunStore]:
+    """:func:`open_run_store` for async runs (AsyncAgent); ``async with`` closes it."""
+    where = _where(location)
+    async with AsyncExitStack() as stack:
+        if isinstance(where, Path):
+            saver = await _async_sqlite(where, stack)
+            sa_url = f"sqlite:///{where}"
+        else:
+            saver = await _async_postgres(where, stack)
+            sa_url = sqlalchemy_url(where)
+        cancels, trace, dispose = await asyncio.to_thread(_sql_logs, sa_url)
+        stack.callback(dispose)
+        yield AsyncRunStore(str(where), saver, cancels, trace)
+
+
+def _where(location: str | Path | None) -> str | Path:
+    """The SQLite file's path, or the PostgreSQL URL."""
     text = str(location) if location is not None else str(default_data_dir() / RUNS_FILE)
-    if is_postgres(text):
-        return _postgres(text)
-    return _sqlite(Path(text.removeprefix("sqlite:///")))
+    return text if is_postgres(text) else Path(text.removeprefix("sqlite:///"))
+
+
+def _sql_logs(sa_url: str) -> tuple[SqlCancelStore, SqlTraceLog, Callable[[], None]]:
+    """The cancel flags and the trace log in the database at ``sa_url``, and what closes them."""
+    import sqlalchemy as sa
+
+    from tether.control.sql_cancel import SqlCancelStore
+    from tether.control.trace_log import SqlTraceLog
+
+    engine = sa.create_engine(sa_url)
+    return SqlCancelStore(engine), SqlTraceLog(engine), engine.dispose
+
+
+@contextmanager
+def _reaching(url: str) -> Iterator[None]:
+    """A PostgreSQL connection that fails as a one-line DatabaseUnreachableError."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.OperationalError as exc:
+        raise unreachable(url, exc) from None
 
 
 def _sqlite(path: Path) -> RunStore:
-    require("sqlite", "the SQLite run store", "langgraph.checkpoint.sqlite", "sqlalchemy")
+    require("sqlite", "the SQLite run store", *_SQLITE_MODULES)
     import sqlite3
 
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -97,18 +146,15 @@ def _sqlite(path: Path) -> RunStore:
 
 
 def _postgres(url: str) -> RunStore:
-    modules = ("langgraph.checkpoint.postgres", "psycopg", "sqlalchemy")
-    require("postgres", "a PostgreSQL run store", *modules)
+    require("postgres", "a PostgreSQL run store", *_POSTGRES_MODULES)
     import psycopg
     from langgraph.checkpoint.postgres import PostgresSaver
     from psycopg.rows import dict_row
 
-    try:
+    with _reaching(url):
         conn = psycopg.Connection.connect(
             libpq_url(url), autocommit=True, prepare_threshold=0, row_factory=dict_row
         )
-    except psycopg.OperationalError as exc:
-        raise unreachable(url, exc) from None
     try:
         saver = PostgresSaver(conn)
         saver.setup()
@@ -116,3 +162,31 @@ def _postgres(url: str) -> RunStore:
     except BaseException:
         conn.close()
         raise
+
+
+async def _async_sqlite(path: Path, stack: AsyncExitStack) -> BaseCheckpointSaver[Any]:
+    require("sqlite", "the SQLite run store", *_SQLITE_MODULES, "aiosqlite")
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = await stack.enter_async_context(aiosqlite.connect(str(path)))
+    saver = AsyncSqliteSaver(conn)
+    await saver.setup()
+    return saver
+
+
+async def _async_postgres(url: str, stack: AsyncExitStack) -> BaseCheckpointSaver[Any]:
+    require("postgres", "a PostgreSQL run store", *_POSTGRES_MODULES)
+    import psycopg
+    from langgraph.checkpoint.postgres.aio import AsyncPostgresSaver
+    from psycopg.rows import dict_row
+
+    with _reaching(url):
+        conn = await psycopg.AsyncConnection.connect(
+            libpq_url(url), autocommit=True, prepare_threshold=0, row_factory=dict_row
+        )
+    stack.push_async_callback(conn.close)
+    saver = AsyncPostgresSaver(conn)
+    await saver.setup()
+    return saver
