@@ -229,7 +229,7 @@ def run_settings_schema(base: AgentSettings | None = None) -> type[BaseModel]:
         fields[name] = (Optional[info.annotation], Field(shown, description=described))  # noqa: UP045
     return create_model(
         "RunSettings",
-        __config__=ConfigDict(extra="forbid"),
+        __config__=ConfigDict(extra="forbid", frozen=True),  # read once per run, never stale
         __doc__="Per-run overrides of AgentSettings; unset fields keep the graph's settings.",
         **fields,
     )

@@ -99,12 +99,18 @@ async def ainvoke_tool(tool: BaseTool, args: dict[str, Any], config: RunnableCon
 
 
 def _parsed_arguments(tool: BaseTool, args: dict[str, Any]) -> dict[str, Any]:
-    """The keyword arguments LangChain's input parsing gives the function for ``args``
-    (every schema field present): validated by the schema again, read back by field."""
+    """The keyword arguments LangChain's input parsing gives the function for ``args``:
+    validated by the schema, read back by field: each field given (by name or alias) and
+    each field with a default in the schema (which wins over the function's own default)."""
     schema = tool.args_schema
     assert isinstance(schema, type) and issubclass(schema, BaseModel)
     validated = schema.model_validate(args)
-    return {name: getattr(validated, name) for name in validated.model_dump() if name in args}
+    given = validated.model_fields_set | args.keys()
+    return {
+        name: getattr(validated, name)
+        for name, field in type(validated).model_fields.items()
+        if name in given or not field.is_required()
+    }
 
 
 def _unobserved(

@@ -60,6 +60,13 @@ class ToolRegistry:
                 f"tool {tool.name!r} needs an explicit pydantic args_schema "
                 "(without one, arguments are silently dropped)"
             )
+        injected = set(schema.model_fields) - set(tool.tool_call_schema.model_fields)  # type: ignore[union-attr]
+        if injected:  # tether fills none in: the model could only set them itself
+            raise TypeError(
+                f"tool {tool.name!r} has injected arguments ({', '.join(sorted(injected))}), "
+                "which tether does not fill in; read the run from a config: RunnableConfig "
+                "parameter (tether.tools.run_id_from) instead"
+            )
         with self._lock:
             if tool.name in self._tools and not replace:
                 raise ValueError(f"a tool named {tool.name!r} is already registered")
@@ -188,8 +195,10 @@ def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
 
 
 def _call_args(validated: BaseModel) -> dict[str, Any]:
-    """Validated values for the fields the schema declares (defaults filled in)."""
-    return {name: getattr(validated, name) for name in type(validated).model_fields}
+    """Validated values for the fields the schema declares (defaults filled in), each under
+    the name the schema reads it by (its alias, if it has one), as the model gave it."""
+    fields = type(validated).model_fields
+    return {field.alias or name: getattr(validated, name) for name, field in fields.items()}
 
 
 def _fields_help(tool: BaseTool) -> str:
