@@ -26,7 +26,9 @@ from tether.state import (
     StepRecord,
     ToolResult,
     ToolResultEntry,
+    Usage,
     Verdict,
+    add_usage,
     call_key,
     windowed,
 )
@@ -43,12 +45,17 @@ def close_step(
     protocol: OutputProtocol | None = None,
     first_run: bool = False,
     side_effects: bool = False,
+    model_call: tuple[int, Usage] | None = None,
 ) -> dict[str, Any]:
-    """The state update that closes the current step. ``state`` must already hold this
-    step's ``steps`` and ``usage``; ``protocol`` writes the note after an unusable reply;
-    ``first_run`` says the call ran for the first time in this step (no retry before);
-    ``side_effects`` that the tool changes the world (its transient failure leaves the outcome
-    unknown)."""
+    """The state update that closes the current step. ``protocol`` writes the note after an
+    unusable reply; ``first_run`` says the call ran for the first time in this step (no
+    retry before); ``side_effects`` that the tool changes the world (its transient failure
+    leaves the outcome unknown); ``model_call``, (step, usage) of the model call that closes
+    the step itself (an answer, an unusable reply, a repeat), which ``state`` does not hold
+    yet: the step cap and the budget are judged with them counted."""
+    if model_call is not None:
+        step, spent = model_call
+        state = {**state, "steps": step, "usage": add_usage(state.get("usage"), spent)}
     step = state.get("steps", 0)
     record = policy.classify(step, proposal, result, rule, settings)
     note = None

@@ -28,7 +28,6 @@ from tether.state import (
     Proposal,
     ReasoningEntry,
     Usage,
-    add_usage,
     windowed,
 )
 
@@ -152,9 +151,14 @@ class Think(Node):
         proposal.pop("raw", None)  # kept in the trace, not in every checkpoint
         if proposal["kind"] == "action" and proposal["gate"] != "repeat":
             return update | {"next": GATED_MOVES[proposal["gate"]]}
-        after: Any = {**state, "steps": call.step, "usage": add_usage(state.get("usage"), usage)}
         closed = close_step(
-            after, settings, counter, proposal=proposal, result=None, protocol=protocol
+            state,
+            settings,
+            counter,
+            proposal=proposal,
+            result=None,
+            protocol=protocol,
+            model_call=(call.step, usage),
         )
         return update | closed
 
