@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.decisions import small_model
 from tether.decisions.small_model import WITHHELD_WHY, rejected_writes, withheld
 from tether.decisions.toolpick import callable_from, select_tools
 from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
-from tether.settings import SMALL_MODEL_RESULT_CHARS as SMALL_RESULT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
 from tether_world import World
 from tether_world.fields import OrderId, PaymentId
@@ -180,7 +180,8 @@ def test_the_offer_is_prepared_once_per_tool_set() -> None:
 def test_profile_defaults_follow_the_model() -> None:
     assert AgentSettings().small_profile is True  # the embedded model
     assert AgentSettings(base_url="http://127.0.0.1:9/v1").small_profile is False
-    assert AgentSettings(base_url="http://127.0.0.1:9/v1", small_model=True).tool_offer == 4
+    forced = AgentSettings(base_url="http://127.0.0.1:9/v1", small_model=True)
+    assert small_model.tool_limit(forced) == small_model.SMALL_MODEL_TOOLS
     model = ScriptedChatModel(responses=[_final("x")])
     graph = build_graph(
         AgentSettings(protocol="json_schema"), model=model, registry=ToolRegistry(TOOLS)
@@ -399,7 +400,8 @@ def test_a_long_result_is_shown_cut_under_the_profile_and_whole_without() -> Non
         user = str(model.calls[1].messages[1].content)
         assert ("characters: results are shown short for a small model]" in user) is cut
         if cut:
-            assert 0 < user.count("detail") <= SMALL_RESULT_CHARS // len("detail ")
+            shown = small_model.SMALL_MODEL_RESULT_CHARS
+            assert 0 < user.count("detail") <= shown // len("detail ")
         else:
             assert user.count("detail") == 500
         assert "detail " * 500 in json.dumps(state["tool_buffer"][-1]["result"])  # kept whole

@@ -18,8 +18,6 @@ from tether.errors import SettingsError
 
 SERVER_CONTEXT = 32768  # Qwen2.5-7B-Instruct, the reference model
 EMBEDDED_CONTEXT = 8192  # SmolLM2's training context; the embedded server is started with it
-SMALL_MODEL_TOOLS = 4  # tools offered per step under the small-model profile, by default
-SMALL_MODEL_RESULT_CHARS = 1000  # characters of a tool result shown under the profile
 
 Protocol = Literal["react", "json_schema", "native"]
 
@@ -144,20 +142,6 @@ class AgentSettings(BaseSettings):
     def small_profile(self) -> bool:
         """Whether the small-model profile is in force (the setting, or the embedded model)."""
         return self.uses_embedded_model if self.small_model is None else self.small_model
-
-    @property
-    def tool_offer(self) -> int | None:
-        """How many tools to offer each step (before used ones are added), or None for all."""
-        if self.offered_tools is not None:
-            return self.offered_tools
-        return SMALL_MODEL_TOOLS if self.small_profile else None
-
-    @property
-    def result_cap(self) -> int | None:
-        """How many characters of one tool result the prompt shows, or None for all."""
-        if self.result_chars is not None:
-            return self.result_chars
-        return SMALL_MODEL_RESULT_CHARS if self.small_profile else None
 
     @property
     def context_tokens(self) -> int:

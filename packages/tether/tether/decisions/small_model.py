@@ -26,6 +26,27 @@ if TYPE_CHECKING:
     from tether.decisions.offer import Grounded
 
 
+SMALL_MODEL_TOOLS = 4
+"""Tools offered per step under the profile, when ``offered_tools`` is unset."""
+SMALL_MODEL_RESULT_CHARS = 1000
+"""Characters of one tool result the prompt shows under the profile, when ``result_chars``
+is unset."""
+
+
+def tool_limit(settings: AgentSettings) -> int | None:
+    """How many tools to offer each step (before used ones are added), or None for all."""
+    if settings.offered_tools is not None:
+        return settings.offered_tools
+    return SMALL_MODEL_TOOLS if settings.small_profile else None
+
+
+def result_cap(settings: AgentSettings) -> int | None:
+    """How many characters of one tool result the prompt shows, or None for all."""
+    if settings.result_chars is not None:
+        return settings.result_chars
+    return SMALL_MODEL_RESULT_CHARS if settings.small_profile else None
+
+
 def final_only(state: AgentState, settings: AgentSettings) -> bool:
     """Small-model profile: offer only the final answer after the model repeated a call that
     had already succeeded (its latest step that was not an unreadable reply), since the result
@@ -53,7 +74,7 @@ def offered_tools(
     picked the right tool for the README's task that way, and a wrong one listed first."""
     used = {entry["tool"] for entry in state.get("tool_buffer", [])}
     task = state.get("task", "")
-    return select_tools(tools, task, settings.tool_offer, used, ranked=settings.small_profile)
+    return select_tools(tools, task, tool_limit(settings), used, ranked=settings.small_profile)
 
 
 WITHHELD_WHY = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions import policy
+from tether.decisions import policy, small_model
 from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.decisions.side_effects import must_resolve_first, unknown_outcome_note, unresolved_after
 from tether.llm.protocols import OutputProtocol
@@ -153,7 +153,7 @@ def _result_entry(
         "result": result,
         "tokens": 0,
     }
-    entry["tokens"] = counter.count(result_text(entry, cap=settings.result_cap))
+    entry["tokens"] = counter.count(result_text(entry, cap=small_model.result_cap(settings)))
     return windowed([entry], settings.tool_window)
 
 

@@ -80,7 +80,7 @@ class Think(Node):
             hints=state.get("hints", []),
             budget=settings.memory_budget,
             counter=self.deps.counter_for(settings),
-            result_chars=settings.result_cap,
+            result_chars=small_model.result_cap(settings),
         )
         if rendered.dropped_reasoning or rendered.cut_results:
             emit(
