@@ -198,9 +198,17 @@ def test_the_parts_of_tether_import_each_other_without_cycles() -> None:
         pytest.fail(f"import cycle between parts of tether: {' -> '.join(exc.args[1])}")
 
 
-def test_the_packages_import_each_other_without_cycles() -> None:
+ALLOWED_PACKAGE_IMPORTS = {
+    "tether": set(),
+    "tether_cli": {"tether"},  # knows no toolset and no command of the others: entry points
+    "tether_world": {"tether", "tether_cli"},  # its commands print with the CLI's console
+    "tether_bench": {"tether", "tether_cli", "tether_world"},
+}
+
+
+def package_imports() -> dict[str, set[str]]:
     names = set(PACKAGES.values())
-    edges = {
+    return {
         PACKAGES[where]: {
             module.split(".")[0]
             for path, tree in parsed(where).items()
@@ -209,6 +217,11 @@ def test_the_packages_import_each_other_without_cycles() -> None:
         }
         for where in PACKAGES
     }
+
+
+def test_the_packages_import_only_what_they_are_built_on() -> None:
+    edges = package_imports()
+    assert all(edges[name] <= allowed for name, allowed in ALLOWED_PACKAGE_IMPORTS.items())
     list(graphlib.TopologicalSorter(edges).static_order())  # raises CycleError on a cycle
 
 
