@@ -10,6 +10,8 @@ import ast
 import functools
 import graphlib
 import importlib.util
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -295,6 +297,28 @@ def test_each_public_name_is_exported_by_its_module() -> None:
 def test_the_sibling_packages_use_only_the_public_api() -> None:
     offenders = [use for where in SIBLINGS for use in private_uses(parsed(where))]
     assert offenders == []
+
+
+def user_code() -> dict[str, ast.Module]:
+    """The code a user copies: the notebooks' cells and the README's Python blocks."""
+    found = {}
+    for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        for number, cell in enumerate(cells):
+            if cell["cell_type"] == "code":
+                lines = "".join(cell["source"]).splitlines()
+                code = "\n".join(line for line in lines if not line.startswith(("%", "!")))
+                found[f"{path.name}[{number}]"] = ast.parse(code)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    for number, block in enumerate(re.findall(r"```python\n(.*?)```", readme, re.S)):
+        found[f"README.md[{number}]"] = ast.parse(block)
+    return found
+
+
+def test_the_notebooks_and_the_readme_use_only_the_public_api() -> None:
+    code = user_code()
+    assert any(name.startswith("README") for name in code) and len(code) > 10
+    assert private_uses(code) == []
 
 
 def test_private_uses_catches_an_internal_import() -> None:
