@@ -19,7 +19,8 @@ from tether.errors import SettingsError
 SERVER_CONTEXT = 32768  # Qwen2.5-7B-Instruct, the reference model
 EMBEDDED_CONTEXT = 8192  # SmolLM2's training context; the embedded server is started with it
 
-Protocol = Literal["react", "json_schema", "native"]
+ProtocolName = Literal["react", "json_schema", "native"]
+"""The output protocols (tether.llm.protocols.PROTOCOLS has one object for each)."""
 
 
 class AgentSettings(BaseSettings):
@@ -47,7 +48,7 @@ class AgentSettings(BaseSettings):
     top_p: float = Field(0.9, gt=0, le=1, description="Nucleus sampling.")
     max_tokens: int = Field(512, ge=1, description="Completion cap per model call.")
     request_timeout: float = Field(60.0, gt=0, description="Seconds before a model call fails.")
-    protocol: Protocol = Field(
+    protocol: ProtocolName = Field(
         "react",
         description="react: Thought/Action/Action Input text, repaired and parsed. "
         "json_schema: a JSON action constrained by a schema of the current tools. "

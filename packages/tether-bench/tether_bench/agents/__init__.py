@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tether_bench.agents.base import BenchAgent, ChatSettings, make_chat_model
+from tether_bench.agents.base import BenchAgent, ChatSettings, recorded_chat_model
 from tether_bench.harness import Harness
 
 VARIANTS: tuple[str, ...] = (
@@ -80,4 +80,11 @@ def make_agent(
     return factory(harness or Harness(), protocol)
 
 
-__all__ = ["AGENT_NAMES", "VARIANTS", "BenchAgent", "ChatSettings", "make_agent", "make_chat_model"]
+__all__ = [
+    "AGENT_NAMES",
+    "VARIANTS",
+    "BenchAgent",
+    "ChatSettings",
+    "make_agent",
+    "recorded_chat_model",
+]

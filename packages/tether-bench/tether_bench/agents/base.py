@@ -43,7 +43,7 @@ class ChatSettings:
     """Told about every tool call of the run (the simulator's view of the world)."""
 
 
-def make_chat_model(
+def recorded_chat_model(
     chat: ChatSettings,
     recorder: RunRecorder,
     harness: Harness | None = None,
@@ -80,7 +80,7 @@ class BenchAgent(ABC):
         """Run ``scenario`` on ``world`` with ``chat``; never raises for what the agent does."""
         recorder = RunRecorder()
         guard = [TokenBudgetGuard(self.harness.token_budget)] if self.guards_budget else []
-        model = make_chat_model(chat, recorder, self.harness, guard)
+        model = recorded_chat_model(chat, recorder, self.harness, guard)
         return self.run_model(scenario, world, model, chat, recorder, trial=trial)
 
     def run_model(
