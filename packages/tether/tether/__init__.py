@@ -13,6 +13,7 @@ from tether._exports import lazy_getattr
 
 if TYPE_CHECKING:
     from tether.agent import Agent, RunObserver, RunResult, UnknownRunError
+    from tether.agent_base import RunOutline
     from tether.async_agent import AsyncAgent
     from tether.decisions.rules import Rule, RuleDecision
     from tether.errors import (
@@ -51,6 +52,7 @@ _EXPORTS = {
     "Rule": "tether.decisions.rules",
     "RuleDecision": "tether.decisions.rules",
     "RunObserver": "tether.agent",
+    "RunOutline": "tether.agent_base",
     "RunResult": "tether.agent",
     "RunSettings": "tether.settings",
     "STATUSES": "tether.state",
@@ -86,6 +88,7 @@ __all__ = [
     "Rule",
     "RuleDecision",
     "RunObserver",
+    "RunOutline",
     "RunResult",
     "RunSettings",
     "ScriptExhaustedError",

@@ -17,6 +17,7 @@ from tether.agent_base import (
     AgentBase,
     Drive,
     RunObserver,
+    RunOutline,
     RunResult,
     UnknownRunError,
     outline,
@@ -79,7 +80,7 @@ class Agent(AgentBase[RunStore]):
     def runs(self) -> list[RunSummary]:
         return list_runs(self.store.checkpointer)
 
-    def show(self, thread_id: str) -> dict[str, Any]:
+    def show(self, thread_id: str) -> RunOutline:
         """A saved run's outcome, usage and one line per step."""
         return outline(thread_id, self._require(thread_id), self.trace(thread_id))
 

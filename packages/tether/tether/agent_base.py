@@ -14,6 +14,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
 from langgraph.types import Command, StreamMode
+from typing_extensions import TypedDict
 
 from tether.control.approval import (
     ApprovalError,
@@ -176,7 +177,22 @@ def result_of(thread_id: str, snapshot: Any) -> RunResult:
     return RunResult(thread_id, cast(AgentState, dict(snapshot.values)), pending_request(snapshot))
 
 
-def outline(thread_id: str, snapshot: Any, trace: list[TraceEvent]) -> dict[str, Any]:
+class RunOutline(TypedDict):
+    """What ``show`` says of a saved run: its outcome, usage and one entry per step."""
+
+    thread_id: str
+    task: str | None
+    status: Status | None
+    reason: str | None
+    answer: str | None
+    steps: list[dict[str, Any]]
+    usage: Usage | None
+    pending_approval: HITLRequest | None
+    next: list[str]
+    """The nodes LangGraph runs next when the run is resumed (empty once it ended)."""
+
+
+def outline(thread_id: str, snapshot: Any, trace: list[TraceEvent]) -> RunOutline:
     """A saved run's outcome, usage and one line per step."""
     values = dict(snapshot.values)
     return {

@@ -18,6 +18,7 @@ from tether.agent_base import (
     AgentBase,
     Drive,
     RunObserver,
+    RunOutline,
     RunResult,
     outline,
     result_of,
@@ -77,7 +78,7 @@ class AsyncAgent(AgentBase[AsyncRunStore]):
     async def runs(self) -> list[RunSummary]:
         return await alist_runs(self.store.checkpointer)
 
-    async def show(self, thread_id: str) -> dict[str, Any]:
+    async def show(self, thread_id: str) -> RunOutline:
         """:meth:`Agent.show <tether.agent.Agent.show>`: outcome, usage, one line a step."""
         return outline(thread_id, await self._require(thread_id), await self.trace(thread_id))
 
