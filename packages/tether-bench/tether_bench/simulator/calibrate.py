@@ -4,8 +4,10 @@ The design note measured AgentExecutor (ReAct, ``handle_parsing_errors=True``) o
 Qwen2.5-7B-Instruct at a step cap of 10: 78% tool-call success and 5.7 steps per run, on
 the note's payment flow (query_order, compute_discount, pay_order). This runs AgentExecutor
 alone, with that cap, on the same flow's scenarios against the simulator, and prints the
-same two figures, so a persona's rates can be set to match. No other agent is run: the
-personas are never tuned on tether's results.
+same two figures and their residuals (measured minus target), so a persona's rates can be
+set to match. It runs under the benchmark's own harness (the same token budget and retry
+policy as ``tether bench``), with the note's step cap. No other agent is run: the personas
+are never tuned on tether's results.
 
     python -m tether_bench.simulator.calibrate --persona strong --trials 4
 """
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from tether_bench.agents.agent_executor import AgentExecutorAgent
 from tether_bench.agents.base import ChatSettings
 from tether_bench.harness import Harness
-from tether_bench.scenarios import Scenario, load_scenarios
+from tether_bench.scenarios import SCENARIO_PATH, Scenario, load_scenarios
 from tether_bench.simulator.core import LatencyModel, Simulator
 from tether_bench.simulator.personas import Persona, persona
 from tether_bench.simulator.server import SimulatorServer
@@ -30,7 +32,6 @@ STEP_CAP = 10
 TARGET_TOOL_CALL_SUCCESS = 0.78
 TARGET_STEPS = 5.7
 PAYMENT_FLOW = ("query_order", "compute_discount", "pay_order")
-DEFAULT_SCENARIOS = "scenarios/bench.jsonl"
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,14 @@ class Calibration:
     runs: int
     tool_call_success: float
     mean_steps: float
+
+    @property
+    def residuals(self) -> tuple[float, float]:
+        """Measured minus target: tool-call success (a fraction) and mean steps."""
+        return (
+            self.tool_call_success - TARGET_TOOL_CALL_SUCCESS,
+            self.mean_steps - TARGET_STEPS,
+        )
 
 
 def payment_flow(scenarios: Sequence[Scenario]) -> list[Scenario]:
@@ -52,7 +61,7 @@ def calibrate(
 ) -> Calibration:
     """Run AgentExecutor (step cap 10) on each scenario and trial; return its figures."""
     simulator = Simulator(scenarios, seed=seed, persona=model, latency=LatencyModel.instant())
-    agent = AgentExecutorAgent(harness=Harness(step_cap=STEP_CAP, token_budget=10**7))
+    agent = AgentExecutorAgent(harness=Harness(step_cap=STEP_CAP))  # the benchmark's budget
     asked = ok = 0
     steps: list[int] = []
     with SimulatorServer(simulator) as server, WorldFactory() as worlds:
@@ -81,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--fix-rate", type=float, default=None)
     parser.add_argument("--trials", type=int, default=4)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--scenarios", default=DEFAULT_SCENARIOS)
+    parser.add_argument("--scenarios", default=str(SCENARIO_PATH))
     args = parser.parse_args(argv)
     model = persona(args.persona).with_overrides(fault_rate=args.fault_rate, fix_rate=args.fix_rate)
     flow = payment_flow(load_scenarios(args.scenarios))
@@ -91,7 +100,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"scenarios={len(flow)} runs={result.runs}: "
         f"tool-call success {result.tool_call_success:.1%} "
         f"(target {TARGET_TOOL_CALL_SUCCESS:.0%}), "
-        f"mean steps {result.mean_steps:.2f} (target {TARGET_STEPS})"
+        f"mean steps {result.mean_steps:.2f} (target {TARGET_STEPS}); "
+        f"residuals {result.residuals[0] * 100:+.1f} points, {result.residuals[1]:+.2f} steps"
     )
 
 
