@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from tether_bench.metrics import after_rejection_cell, write_metrics
+from tether_bench.paired import paired, pass_k_over_seeds
 from tether_bench.records import RunRecord
 from tether_bench.report import write_report
 from tether_bench.runner import BenchResult
@@ -158,12 +159,50 @@ def sensitivity(suite: SuiteResult) -> str:
     return _table(["Faults", *suite.options.agents], rows)
 
 
+def versus(suite: SuiteResult, agent: str = "tether") -> str:
+    """``agent`` against each peer on the same (scenario, seed, trial) runs of the first
+    persona: who passed which, McNemar's exact p-value, and pass^k with the seeds as trials."""
+    persona = suite.options.personas[0]
+    records = {seed: r.records for (p, seed), r in suite.by_seed.items() if p == persona}
+    k = len(records)
+    own = pass_k_over_seeds(records, agent, k)
+    rows = []
+    for peer in suite.options.agents:
+        if peer == agent:
+            continue
+        pair = paired(records, agent, peer)
+        theirs = pass_k_over_seeds(records, peer, k)
+        rows.append(
+            [
+                peer,
+                str(pair.both),
+                str(pair.only_agent),
+                str(pair.only_peer),
+                str(pair.neither),
+                f"{pair.p_value:.3g}",
+                f"{_pct(own) if own is not None else '-'} / "
+                f"{_pct(theirs) if theirs is not None else '-'}",
+            ]
+        )
+    header = ["peer", "both pass", f"only {agent}", "only the peer", "neither"]
+    header += ["p (McNemar, exact)", f"pass^{k} over seeds, {agent} / peer"]
+    return _table(header, rows)
+
+
 def suite_markdown(suite: SuiteResult) -> str:
     command = suite.info.get("command", "tether bench")
     parts = [
         f"Regenerate: `{command}`\n",
         "Task success over seeds (first persona):\n",
         headline(suite),
+    ]
+    if "tether" in suite.options.agents and len(suite.options.agents) > 1:
+        parts += [
+            "\ntether against each peer, run by run (first persona; a run is a scenario, seed "
+            "and trial both agents made):\n",
+            versus(suite),
+        ]
+    parts += [
         "\nWrites under the operator (approval gates on every agent's write tools; first "
         "persona, runs pooled over seeds):\n",
         writes(suite),
