@@ -9,7 +9,7 @@ from typing import get_args
 import pytest
 from tether import STATUSES, Status
 from tether.errors import TransientToolError
-from tether_bench.agents import BenchAgent, ChatSettings, make_agent
+from tether_bench.agents import VARIANTS, BenchAgent, ChatSettings, make_agent
 from tether_bench.agents.agent_executor import AgentExecutorAgent
 from tether_bench.agents.create_agent import CreateAgentAgent
 from tether_bench.agents.lc_tools import registry_tools
@@ -179,3 +179,36 @@ def test_a_status_tether_does_not_have_is_an_error_that_names_it(status: object)
     outcome = outcome_of({"status": status, "reason": "why"})
     assert outcome.termination == "error"
     assert outcome.reason == f"tether has no status {status!r}: why"
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_run_over_the_token_budget_is_partial_with_no_answer(
+    variant: str, by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
+) -> None:
+    """The first model call fits the budget, the next crosses it: the run is a budget stop
+    (``partial``, no answer to judge) in every variant, whatever the framework does with the
+    guard's exception (create_agent's ModelRetryMiddleware retries it, then hands its text
+    back as the model's reply)."""
+    scenario = by_id["api-pay-01"]  # two gold calls: three model calls when nothing stops it
+    _, url = clean_sim
+
+    def run_with(budget: int, trial: int) -> tuple[RunRecord, list[str]]:
+        agent = make_agent(variant, Harness(token_budget=budget, retry_initial_delay=0.0))
+        chat = ChatSettings(base_url=url, model=model_name(scenario.id, trial, variant))
+        with worlds.fresh() as world:
+            prepare(world, scenario)
+            record = agent.run(scenario, world, chat)
+            verdict = Judge(ExpectedStates(worlds)).judge(scenario, record, world)
+        return record, verdict.failures
+
+    clean, failures = run_with(10**9, trial=1)
+    assert clean.termination == "completed" and not failures, (clean.termination, failures)
+    budget = clean.model_calls[0].total_tokens  # exactly at the budget after the first call
+    record, failures = run_with(budget, trial=2)
+    assert record.termination == "partial", (record.termination, record.termination_reason)
+    assert f"token budget {budget}" in record.termination_reason
+    assert record.answer is None
+    assert "no final answer" in failures
+    assert any(f.startswith("ended with partial") for f in failures), failures
+    if variant != "tether":  # the harness's guard stops after the call that crosses it
+        assert record.total_tokens > budget

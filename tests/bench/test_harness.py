@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Any
 
@@ -10,7 +11,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from tether.testing import ScriptedChatModel
 from tether_bench.agents import VARIANTS, make_agent
-from tether_bench.agents.base import ChatSettings
+from tether_bench.agents.base import ChatSettings, budget_guard
 from tether_bench.harness import (
     BudgetExceeded,
     Harness,
@@ -19,6 +20,7 @@ from tether_bench.harness import (
     settings_table,
 )
 from tether_bench.instrument import RecordingRegistry, RunRecorder
+from tether_bench.records import Outcome
 from tether_bench.scenarios import Scenario
 from tether_bench.worlds import WorldFactory
 
@@ -102,6 +104,46 @@ def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) 
             scenario, world, ChatSettings(base_url="http://127.0.0.1:9/v1", model="m")
         )
     assert record.termination == "partial" and "token budget 1" in record.termination_reason
+
+
+def test_the_guard_keeps_its_first_stop() -> None:
+    guard = TokenBudgetGuard(10)
+    guard.on_llm_end(_result(10))
+    assert guard.fired is None
+    for _ in range(2):
+        with pytest.raises(BudgetExceeded):
+            guard.on_llm_end(_result(5))
+    assert guard.fired is not None and "spent 15" in str(guard.fired)
+
+
+@pytest.mark.parametrize("ending", ["completed", "max_steps", "error"])
+def test_a_budget_stop_the_framework_caught_is_still_partial(
+    ending: str, worlds: WorldFactory, monkeypatch: Any
+) -> None:
+    """A framework that catches the guard's exception and ends its own way (with any text:
+    create_agent's ModelRetryMiddleware returns the failure as the model's reply) is still
+    stopped by the budget: partial, and its "answer" is not one."""
+    agent = make_agent("create_agent", Harness(token_budget=1))
+
+    def swallow(scenario: Any, registry: Any, model: Any, chat: Any) -> Outcome:
+        guard = budget_guard(model)
+        assert guard is not None  # the run's own guard, on the model the agent gets
+        with contextlib.suppress(BudgetExceeded):  # what a retry middleware does, in short
+            guard.on_llm_end(_result(2))
+        if ending == "error":
+            raise RuntimeError("went on and crashed")
+        answer = "All done: ORD-2024-001 is paid."
+        return Outcome(answer=answer, termination=ending, reason="r")  # type: ignore[arg-type]
+
+    monkeypatch.setattr(agent, "execute", swallow)
+    scenario = Scenario(id="b", category="db", language="en", task="t", gold_answer="x")
+    with worlds.fresh() as world:
+        record = agent.run(
+            scenario, world, ChatSettings(base_url="http://127.0.0.1:9/v1", model="m")
+        )
+    assert (record.termination, record.answer) == ("partial", None)
+    assert record.termination_reason.startswith("token budget 1 exceeded: spent 2; ")
+    assert f"ended {ending}" in record.termination_reason
 
 
 def test_budget_stops_are_not_logged_as_callback_errors(caplog: pytest.LogCaptureFixture) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tether_bench.agents import VARIANTS
 from tether_bench.backends import BackendSpec
 from tether_bench.cli import bench_app
 from tether_bench.harness import Harness
@@ -146,3 +147,29 @@ def test_the_command_rejects_bad_input_clearly(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "protocol" in result.output
     result = CliRunner().invoke(bench_app, ["--seeds", "0,x", "--out", str(tmp_path)])
     assert result.exit_code == 2 and "seeds" in result.output
+
+
+def test_budget_stops_count_as_partial_in_every_report(tmp_path: Path) -> None:
+    """Every variant over a one-token budget: each run is a budget stop, recorded as
+    ``partial`` with no answer in results.json, counted under partial in the metrics and the
+    termination table, and never a pass in the suite's headline."""
+    out = tmp_path / "out"
+    args = ["--sample", "2", "--seeds", "0", "--token-budget", "1", "--agents", ",".join(VARIANTS)]
+    flags = ["--no-sim-latency", "--no-progress", "--no-charts", "--out", str(out)]
+    result = CliRunner().invoke(bench_app, [*args, *flags])
+    assert result.exit_code == 0, result.output
+    data = json.loads((out / "strong-seed0" / "results.json").read_text(encoding="utf-8"))
+    runs = data["runs"]
+    assert len(runs) == 2 * len(VARIANTS)
+    for run in runs:
+        assert (run["termination"], run["answer"]) == ("partial", None), run["agent"]
+        assert "token budget 1" in run["termination_reason"], run["agent"]
+        assert not run["verdict"]["passed"] and "no final answer" in run["verdict"]["failures"]
+    for agent in VARIANTS:
+        assert data["metrics"][agent]["terminations"] == {"partial": 2}, agent
+    table = (out / "strong-seed0" / "results.md").read_text(encoding="utf-8")
+    assert "| partial |" + " 2 |" * len(VARIANTS) in table
+    assert "| completed |" not in table
+    suite = (out / "suite.md").read_text(encoding="utf-8")
+    for agent in VARIANTS:
+        assert f"| {agent} | 0.0% ± 0.0" in suite, agent

@@ -66,6 +66,11 @@ class TokenBudgetGuard(BaseCallbackHandler):
 
     Checked after each model call, like tether's own after-call check (tether also stops
     before a call whose prompt alone would cross the budget, which this guard cannot see).
+
+    The exception can be caught on its way out (create_agent's ModelRetryMiddleware retries
+    it, then hands its text to the agent as the model's reply), so the guard also keeps the
+    first stop in :attr:`fired`: the harness decides the run's ending from that, not from
+    what the framework made of the exception.
     """
 
     raise_error = True
@@ -75,13 +80,18 @@ class TokenBudgetGuard(BaseCallbackHandler):
         super().__init__()
         self.budget = budget
         self.spent = 0
+        self.fired: BudgetExceeded | None = None
+        """The first stop this guard raised in the run, or None while within the budget."""
 
     def on_llm_end(self, response: LLMResult, **_: Any) -> None:
         from tether_bench.instrument import usage_of
 
         self.spent += usage_of(response)[2]
         if self.spent > self.budget:
-            raise BudgetExceeded(f"token budget {self.budget} exceeded: spent {self.spent}")
+            stop = BudgetExceeded(f"token budget {self.budget} exceeded: spent {self.spent}")
+            if self.fired is None:
+                self.fired = stop
+            raise stop
 
 
 @dataclass(frozen=True)

@@ -3,18 +3,22 @@
 An agent only implements :meth:`BenchAgent.execute`: given the task, the tools (a recording
 registry over the world's) and a ChatOpenAI, run to the end and say how it ended. Building the
 model, instrumenting it and the tools, and turning escaped exceptions into an ``error``
-termination happen here, identically for every agent.
+termination happen here, identically for every agent. So does a budget stop: when the
+harness's token-budget guard fired during the run, the run is ``partial`` with no answer
+(as tether's own budget stop), whatever the framework made of the guard's exception.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import httpx
+from langchain_core.callbacks import BaseCallbackManager
 from langchain_openai import ChatOpenAI
 from pydantic import SecretStr
 
@@ -41,6 +45,17 @@ class ChatSettings:
     http_client: httpx.Client | None = field(default=None, compare=False)
     tool_listener: ToolListener | None = field(default=None, compare=False)
     """Told about every tool call of the run (the simulator's view of the world)."""
+    run_id: str | None = None
+    """The run's id, the same every time the same agent runs the same scenario trial
+    (:func:`stable_run_id`; filled in by :meth:`BenchAgent.run_model` when None). The tools
+    read it as the run's id (see :class:`RecordingRegistry`): write tools derive idempotency
+    keys, hence payment ids, from it, and a random id would put different ids (and token
+    counts) in two identical runs' prompts and records."""
+
+
+def stable_run_id(agent: str, scenario_id: str, trial: int) -> str:
+    """A run id that depends only on the agent, the scenario and the trial (32 hex digits)."""
+    return hashlib.sha256(f"{agent}\x1f{scenario_id}\x1f{trial}".encode()).hexdigest()[:32]
 
 
 def recorded_chat_model(
@@ -63,6 +78,29 @@ def recorded_chat_model(
         callbacks=[recorder, *(extra_callbacks or [])],
         http_client=chat.http_client,
     )
+
+
+def budget_guard(model: Any) -> TokenBudgetGuard | None:
+    """The harness's token-budget guard among ``model``'s callbacks, if it has one."""
+    callbacks = getattr(model, "callbacks", None)
+    if isinstance(callbacks, BaseCallbackManager):
+        callbacks = callbacks.handlers
+    return next((c for c in callbacks or () if isinstance(c, TokenBudgetGuard)), None)
+
+
+def budget_stop(stop: BudgetExceeded, outcome: Outcome) -> Outcome:
+    """A run whose framework caught the budget guard's ``stop`` and ended with ``outcome``:
+    ``partial`` with no answer to judge, as when the stop ends the run.
+
+    create_agent's ModelRetryMiddleware, for one, retries the failed call, then returns the
+    failure's text as the model's reply, which ends the run like an answer. What the framework
+    ended with is kept in the reason, never taken for the run's ending or its answer.
+    """
+    went_on = f"{outcome.termination} ({outcome.reason})"
+    if outcome.answer:
+        went_on += f": {outcome.answer[:200]}"
+    reason = f"{stop}; the agent caught the stop and ended {went_on}"
+    return Outcome(answer=None, termination="partial", reason=reason[:500])
 
 
 class BenchAgent(ABC):
@@ -94,13 +132,20 @@ class BenchAgent(ABC):
         trial: int = 0,
     ) -> RunRecord:
         """:meth:`run` with a model already built (and reporting to ``recorder``)."""
-        registry = RecordingRegistry.wrap(world.registry(), recorder, chat.tool_listener)
+        if chat.run_id is None:
+            chat = replace(chat, run_id=stable_run_id(self.name, scenario.id, trial))
+        registry = RecordingRegistry.wrap(
+            world.registry(), recorder, chat.tool_listener, run_id=chat.run_id
+        )
+        guard, escaped = budget_guard(model), False
         try:
             outcome = self.execute(scenario, registry, model, chat)
         except BudgetExceeded as exc:
-            outcome = Outcome(termination="partial", reason=str(exc))
+            outcome, escaped = Outcome(termination="partial", reason=str(exc)), True
         except Exception as exc:  # a crash is a termination like any other
             outcome = Outcome(termination="error", reason=f"{type(exc).__name__}: {exc}"[:500])
+        if not escaped and guard is not None and guard.fired is not None:
+            outcome = budget_stop(guard.fired, outcome)  # the framework caught the stop
         record = recorder.record(
             agent=self.name,
             scenario_id=scenario.id,

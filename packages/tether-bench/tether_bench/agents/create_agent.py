@@ -4,7 +4,10 @@
 step cap, then stop with a message), ToolCallLimitMiddleware (as many tool calls), and
 ToolRetryMiddleware / ModelRetryMiddleware for transient failures, the tool retry set from the
 harness's policy (a transient error envelope is raised so the middleware can retry it; when
-retries run out the model is told what failed and may go on). ``create_agent_stock`` has no
+retries run out the model is told what failed and may go on). ModelRetryMiddleware catches
+the harness's budget stop too (it retries the call, then returns the failure's text as the
+model's reply); the harness still records the run as ``partial`` because the guard says it
+fired (:func:`tether_bench.agents.base.budget_stop`). ``create_agent_stock`` has no
 middleware: the step cap is the graph's recursion limit (two super-steps per model call), and
 transient tool failures get the harness's in-place retry around the tools.
 
