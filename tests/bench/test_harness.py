@@ -116,6 +116,16 @@ def test_the_guard_keeps_its_first_stop() -> None:
     assert guard.fired is not None and "spent 15" in str(guard.fired)
 
 
+def test_after_its_stop_the_guard_refuses_every_call_before_it_is_sent() -> None:
+    guard = TokenBudgetGuard(10)
+    guard.on_chat_model_start({}, [[]])  # within the budget: the call goes ahead
+    with pytest.raises(BudgetExceeded):
+        guard.on_llm_end(_result(11))
+    with pytest.raises(BudgetExceeded, match="spent 11"):
+        guard.on_chat_model_start({}, [[]])  # a retry of the stopped call spends nothing
+    assert guard.spent == 11
+
+
 @pytest.mark.parametrize("ending", ["completed", "max_steps", "error"])
 def test_a_budget_stop_the_framework_caught_is_still_partial(
     ending: str, worlds: WorldFactory, monkeypatch: Any

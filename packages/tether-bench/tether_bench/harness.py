@@ -70,7 +70,7 @@ class TokenBudgetGuard(BaseCallbackHandler):
     The exception can be caught on its way out (create_agent's ModelRetryMiddleware retries
     it, then hands its text to the agent as the model's reply), so the guard also keeps the
     first stop in :attr:`fired`: the harness decides the run's ending from that, not from
-    what the framework made of the exception.
+    what the framework made of the exception, and refuses every later call of the run.
     """
 
     raise_error = True
@@ -82,6 +82,12 @@ class TokenBudgetGuard(BaseCallbackHandler):
         self.spent = 0
         self.fired: BudgetExceeded | None = None
         """The first stop this guard raised in the run, or None while within the budget."""
+
+    def on_chat_model_start(self, *_: Any, **__: Any) -> None:
+        """Refuse any model call after the budget stop: a framework that caught the stop and
+        calls again (a retry middleware) spends nothing more than one that did not."""
+        if self.fired is not None:
+            raise self.fired
 
     def on_llm_end(self, response: LLMResult, **_: Any) -> None:
         from tether_bench.instrument import usage_of
