@@ -2,6 +2,11 @@
 
 Both stamp times against one clock started with the run, so a step's model time, tool time and
 framework overhead add up. Tool calls are attributed to the model call that preceded them.
+
+Times stay in the record, never in what an agent is shown: the envelopes the recording
+registry hands back carry ``meta.latency_s`` 0.0 (see :func:`stopped_clock`), so the same call
+gives every agent the same text, run after run, and no prompt, token count or decision of the
+model depends on how long a tool took.
 """
 
 from __future__ import annotations
@@ -19,12 +24,21 @@ from langchain_core.outputs import ChatGeneration, LLMResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from tether import ToolRegistry
-from tether.tools import Envelope
+from tether.tools import RUN_ID_KEY, Envelope
 
 from tether_bench.records import Approval, ModelCall, Outcome, RunRecord, ToolCall
 
 ToolListener = Callable[[ToolCall], None]
 _ACTION_LINE = re.compile(r"^\s*Action\s*[:：]", re.MULTILINE)
+
+
+def stopped_clock() -> float:
+    """The clock the recording registry gives tether's registry: it never moves, so every
+    envelope's ``meta.latency_s`` is 0.0. A tool's real duration is the ToolCall's
+    ``end - start``, timed by the recorder; a wall-clock figure inside the envelope would reach
+    the prompt, its token count and the model's reading of it (two equal results that differ
+    in their latency are not equal text), so identical runs would differ."""
+    return 0.0
 
 
 class RunRecorder(BaseCallbackHandler):
@@ -192,9 +206,13 @@ def _asked_tool(response: LLMResult) -> bool:
 class RecordingRegistry(ToolRegistry):
     """The world's tools, with every call timed, recorded and (optionally) announced.
 
-    Behaves exactly like the registry it copies: same tools, same validation, same envelopes.
-    ``listener`` hears each finished call; the simulator uses it to learn what the world
-    answered, the same way for every agent.
+    Behaves exactly like the registry it copies: same tools, same validation, same envelopes,
+    except that ``meta.latency_s`` is always 0.0 (:func:`stopped_clock`; the call is timed in
+    its :class:`ToolCall` instead), and that a call made with a run id (tether's, a random one
+    per run) is made with ``run_id`` instead: the run's stable id, so the idempotency keys and
+    payment ids write tools derive from it are the same in every identical run (one run, one
+    id, as before). ``listener`` hears each finished call; the simulator uses it to learn what
+    the world answered, the same way for every agent.
     """
 
     def __init__(
@@ -203,23 +221,30 @@ class RecordingRegistry(ToolRegistry):
         recorder: RunRecorder,
         *,
         listener: ToolListener | None = None,
+        run_id: str | None = None,
     ) -> None:
-        super().__init__(tools)
+        super().__init__(tools, clock=stopped_clock)
         self.recorder = recorder
         self.listener = listener
+        self.run_id = run_id
 
     @classmethod
     def wrap(
-        cls, registry: ToolRegistry, recorder: RunRecorder, listener: ToolListener | None = None
+        cls,
+        registry: ToolRegistry,
+        recorder: RunRecorder,
+        listener: ToolListener | None = None,
+        *,
+        run_id: str | None = None,
     ) -> RecordingRegistry:
-        return cls(registry.tools(), recorder, listener=listener)
+        return cls(registry.tools(), recorder, listener=listener, run_id=run_id)
 
     def invoke(
         self, name: str, args: Mapping[str, Any] | None, config: RunnableConfig | None = None
     ) -> Envelope:
         turn = self.recorder.turn
         start = self.recorder.now()
-        result = super().invoke(name, args, config)
+        result = super().invoke(name, args, self._stable(config))
         end = self.recorder.now()
         call = ToolCall(
             tool=name,
@@ -235,6 +260,13 @@ class RecordingRegistry(ToolRegistry):
         if self.listener is not None:
             self.listener(call)
         return result
+
+    def _stable(self, config: RunnableConfig | None) -> RunnableConfig | None:
+        """``config`` with the run's stable id where it carries a run id."""
+        configurable = (config or {}).get("configurable") or {}
+        if self.run_id is None or config is None or RUN_ID_KEY not in configurable:
+            return config
+        return {**config, "configurable": {**configurable, RUN_ID_KEY: self.run_id}}
 
 
 def _plain(args: Any) -> Any:

@@ -2,6 +2,9 @@
 
 results.json holds the plan, the backend (fault and latency models included), the metrics
 and every judged run with its calls, so any number in the tables can be recomputed from it.
+Its wall-clock figures (the latency columns, each call's start and end) are named in
+:data:`TIMING_FIELDS`; they are measured, never decide anything, and are the only fields two
+runs of the same command may differ in (:func:`without_timings` drops exactly them).
 """
 
 from __future__ import annotations
@@ -34,6 +37,57 @@ def versions() -> dict[str, str]:
             found[name] = "not installed"
     found["python"] = platform.python_version()
     return found
+
+
+TIMING_FIELDS: dict[str, tuple[str, ...]] = {
+    "": ("wall_s",),
+    "metrics.*": (
+        "mean_step_latency_s",
+        "p50_step_latency_s",
+        "p95_step_latency_s",
+        "p50_run_latency_s",
+        "p95_run_latency_s",
+        "mean_model_s_per_step",
+        "mean_tool_s_per_step",
+        "mean_retry_wait_s_per_step",
+        "mean_overhead_s_per_step",
+    ),
+    "runs[]": ("wall_s",),
+    "runs[].model_calls[]": ("start", "end"),
+    "runs[].tool_calls[]": ("start", "end"),
+    "runs[].summary": ("model_s", "tool_s", "step_latencies"),
+}
+"""Where results.json holds wall-clock figures: a path (``.key``; ``*`` any key, ``[]`` each
+item of a list) to the object, then the keys in it that are timings. Nothing else in the file
+depends on time: the same command (same scenarios, seeds, personas, trials and options) writes
+the same results.json but for these fields."""
+
+
+def without_timings(payload: Any) -> Any:
+    """A copy of a results.json payload without the :data:`TIMING_FIELDS`, to compare runs."""
+    copy = json.loads(json.dumps(payload))
+    for path, keys in TIMING_FIELDS.items():
+        for target in _at(copy, [p for p in path.split(".") if p]):
+            if isinstance(target, dict):
+                for key in keys:
+                    target.pop(key, None)
+    return copy
+
+
+def _at(node: Any, parts: list[str]) -> list[Any]:
+    """The objects ``parts`` (a :data:`TIMING_FIELDS` path, split at dots) leads to."""
+    if not parts:
+        return [node]
+    head, rest = parts[0], parts[1:]
+    name, each = (head[:-2], True) if head.endswith("[]") else (head, False)
+    if name == "*":
+        children = list(node.values()) if isinstance(node, dict) else []
+    else:
+        child = node.get(name) if isinstance(node, dict) else None
+        children = [] if child is None else [child]
+    if each:
+        children = [item for child in children if isinstance(child, list) for item in child]
+    return [found for child in children for found in _at(child, rest)]
 
 
 def results_payload(result: BenchResult) -> dict[str, Any]:

@@ -3,7 +3,10 @@
 Runs go through a thread pool; agents are interleaved (scenario by scenario) so that they run
 under the same load. Results do not depend on scheduling: each run has its own world and its
 own simulator session, and the simulator's faults depend only on the seed, the scenario, the
-trial and the call index. Records come back in (agent, scenario, trial) order.
+trial and the call index. Records come back in (agent, scenario, trial) order, and the
+metrics are computed in that order too, never in the order the runs happened to finish.
+Wall-clock figures are measured (``wall_s``, each call's start and end) but decide nothing:
+see :data:`tether_bench.report.TIMING_FIELDS` for where they are in results.json.
 """
 
 from __future__ import annotations
@@ -154,11 +157,12 @@ def run_benchmark(
                 if on_done is not None:
                     on_done(record)
         backend_info = backend.describe()
+    records = sort_records(results, plan)  # the order runs finished in is timing: not used
     return BenchResult(
         plan=plan,
         backend=backend_info,
-        records=sort_records(results, plan),
-        metrics=all_metrics(results, plan.agents),
+        records=records,
+        metrics=all_metrics(records, plan.agents),
         wall_s=time.perf_counter() - started,
     )
 
@@ -193,10 +197,11 @@ def run_in_processes(plan: RunPlan, spec: BackendSpec, workers: int = 1) -> Benc
     finally:
         if shared is not None:
             shared.stop()
+    records = sort_records(records, plan)
     return BenchResult(
         plan=plan,
         backend={**backend_info, "workers": workers},
-        records=sort_records(records, plan),
+        records=records,
         metrics=all_metrics(records, plan.agents),
         wall_s=time.perf_counter() - started,
     )

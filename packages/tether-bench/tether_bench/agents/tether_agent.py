@@ -4,7 +4,10 @@ Only what every agent shares is set: endpoint, model, temperature, completion ca
 and the harness's step cap, token budget and transient-retry policy (tether's own defaults,
 so nothing changes unless the harness does). Approval gates are on for the world's write
 tools, as for every agent: the run pauses on tether's own gate and the harness resumes it with
-the operator's decision (:mod:`tether_bench.gates`).
+the operator's decision (:mod:`tether_bench.gates`). tether draws a random run id, which its
+write tools derive idempotency keys (and so payment ids) from; the recording registry shows
+the tools the harness's stable one instead (:class:`~tether_bench.instrument.RecordingRegistry`),
+so those ids are the same in every identical run.
 """
 
 from __future__ import annotations

@@ -5,6 +5,12 @@ Nothing here knows which agent sent the request. Every message is flattened into
 content: the JSON envelope every tool returns (``{"status": ..., ...}``), attributed to the
 last tool name written before it. tether's result list, AgentExecutor's scratchpad and
 create_agent's tool messages all put the call before its result, so they read the same.
+
+Timing is not content. tether stamps every envelope with the call's wall-clock duration
+(``meta.latency_s``), which differs between two equal calls; the text is read with every such
+figure as 0 (:func:`untimed`) before anything else looks at it, so the numbers it shows, its
+lines (what is new since the last prompt), the results and their comparison depend only on
+what the agent sent, never on how long its tools took.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ _NOT_TOOLS = frozenset(
     {"thought", "action", "question", "observation", "final", "task", "arguments", "args"}
 )
 _DECODER = json.JSONDecoder()
+TIMING_KEYS = ("latency_s",)
+"""Envelope meta keys that hold a wall-clock figure: read as 0, whatever the agent sent."""
+_TIMING = re.compile(
+    r'(\\?"(?:' + "|".join(map(re.escape, TIMING_KEYS)) + r')\\?"\s*:\s*)'
+    r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?"
+)
 ATTRIBUTION_WINDOW = 600
 """Most characters between a tool's name and its result for the two to be read as a pair."""
 
@@ -42,7 +54,7 @@ class Observation:
         return self.envelope.get("status") == "success"
 
     def signature(self) -> str:
-        """The result without its meta (latency differs between two equal calls)."""
+        """The result without its meta (what the tool answered, not how the loop saw it)."""
         body = {k: v for k, v in self.envelope.items() if k != "meta"}
         return f"{self.tool}|{self.call_text.strip()}|{json.dumps(body, sort_keys=True)}"
 
@@ -69,7 +81,7 @@ class PromptView:
 def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> PromptView:
     """The view of an OpenAI-style chat request (messages, tools, response_format)."""
     messages = body.get("messages")
-    text = flatten(messages if isinstance(messages, list) else [])
+    text = untimed(flatten(messages if isinstance(messages, list) else []))
     listed = _request_tools(body) or _listed_in_text(text)
     protocol: Protocol = "tools" if body.get("tools") else "react"
     if _is_json_format(body.get("response_format")):
@@ -101,6 +113,13 @@ def flatten(messages: Sequence[Any]) -> str:
             if isinstance(fn, dict):
                 parts.append(f"{fn.get('name', '')}({fn.get('arguments', '')})")
     return "\n\n".join(parts)
+
+
+def untimed(text: str) -> str:
+    """``text`` with every timing figure of an envelope's meta (:data:`TIMING_KEYS`, in JSON or
+    in JSON written inside a JSON string) replaced by 0: two prompts that differ only in how
+    long their calls took read the same."""
+    return _TIMING.sub(r"\g<1>0", text)
 
 
 def observations(text: str, tool_names: Iterable[str]) -> list[Observation]:

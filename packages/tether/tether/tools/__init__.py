@@ -6,12 +6,13 @@ from tether.tools.marks import has_side_effects
 from tether.tools.output import ToolOutput, error, success
 from tether.tools.registry import ToolRegistry
 from tether.tools.results import DEFAULT_MAX_RESULT_CHARS, cap_result
-from tether.tools.runinfo import run_id_from
+from tether.tools.runinfo import RUN_ID_KEY, run_id_from
 from tether.tools.safe import json_safe
 from tether.tools.stats import ToolStats
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
+    "RUN_ID_KEY",
     "Envelope",
     "ErrorType",
     "ToolOutput",
