@@ -125,6 +125,8 @@ def run_benchmark(
     metrics come back. ``on_done`` hears each finished run (a progress feed)."""
     started = time.perf_counter()
     make = agent_factory or plan_agents(plan)
+    for agent in plan.agents:  # each agent's modules imported here, not by two threads at
+        make(agent)  # once: concurrent first imports of LangGraph can deadlock
     jobs = [
         (scenario, trial, agent)
         for scenario in plan.scenarios
