@@ -28,6 +28,8 @@ class Exchange:
     """The observation text: a tool envelope's JSON, or the agent's error message."""
     raw: str | None = None
     """The reply's text when it was not a usable call."""
+    note: str | None = None
+    """A controller's note sent after the result (in each layout where notes go)."""
 
 
 def envelope(data: Any) -> str:
@@ -67,6 +69,8 @@ def _tether(task: str, tools: dict[str, str], history: list[Exchange]) -> list[d
         action = f"Action: {ex.tool}\nAction Input: {_args(ex.arguments)}"
         reasoning.append(f"[step {step}] Thought: next step\n{action}")
         results.append(f"[step {step}] {ex.tool}({_args(ex.arguments)}) ->\n{ex.result}")
+        if ex.note is not None:
+            notes.append(f"- {ex.note}")
     user = [f"Task: {task}"]
     user.append("## Your reasoning so far (oldest first)\n" + ("\n\n".join(reasoning) or "(none)"))
     user.append("## Tool results (oldest first)\n" + ("\n\n".join(results) or "(none yet)"))
@@ -83,9 +87,10 @@ def _react(task: str, tools: dict[str, str], history: list[Exchange]) -> str:
         if ex.tool is None:
             pad += f" {ex.raw or ''}\nObservation: {ex.result}\nThought:"
             continue
+        note = f"\n{ex.note}" if ex.note is not None else ""
         pad += (
             f" next step\nAction: {ex.tool}\nAction Input: {_args(ex.arguments)}"
-            f"\nObservation: {ex.result}\nThought:"
+            f"\nObservation: {ex.result}{note}\nThought:"
         )
     return REACT_PROMPT.format(
         tools=listing, tool_names=", ".join(tools), input=task, agent_scratchpad=pad
@@ -106,6 +111,8 @@ def _native(task: str, tools: dict[str, str], history: list[Exchange]) -> dict[s
         call = {"id": f"c{i}", "type": "function", "function": function}
         messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
         messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": ex.result})
+        if ex.note is not None:
+            messages.append({"role": "user", "content": ex.note})
     specs = [
         {"type": "function", "function": {"name": n, "description": d, "parameters": {}}}
         for n, d in tools.items()

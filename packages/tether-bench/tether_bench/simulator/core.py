@@ -12,15 +12,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether_bench.scenarios import Scenario
-from tether_bench.simulator.faults import draw
+from tether_bench.simulator.faults import CALL_FAULTS, draw
 from tether_bench.simulator.personas import STRONG, Persona
 from tether_bench.simulator.policy import decide
 from tether_bench.simulator.reading import read_request
+from tether_bench.simulator.relapse import signature
 from tether_bench.simulator.render import Reply, call_id, echo, render
 from tether_bench.simulator.sessions import (
     Decision,
     Memory,
     Session,
+    Turn,
     model_name,
     parse_model_name,
 )
@@ -112,6 +114,7 @@ class Simulator:
                 last_position=choice.position,
                 prompt_lines=view.lines,
                 echo=echo(turn),
+                calls=_calls(session.memory.calls, turn),
             )
             session.decisions.append(
                 Decision(
@@ -124,6 +127,8 @@ class Simulator:
                     fault=turn.fault,
                     tool=turn.tool if turn.kind == "action" else None,
                     arguments=turn.arguments if turn.kind == "action" else None,
+                    heard=choice.heard,
+                    heeded=choice.heeded,
                 )
             )
         return render(turn, protocol=view.protocol, call_id=call_id(name, index), stop=stops)
@@ -140,3 +145,10 @@ class Simulator:
         """Drop a finished session (keeps memory flat over long runs)."""
         with self._lock:
             self._sessions.pop(name, None)
+
+
+def _calls(calls: tuple[str, ...], turn: Turn) -> tuple[str, ...]:
+    """The last two well-formed calls once ``turn`` is made (a garbled call is not one)."""
+    if turn.kind != "action" or turn.fault in CALL_FAULTS:
+        return calls
+    return (*calls, signature(turn))[-2:]

@@ -1,9 +1,21 @@
 """The simulator's fault kinds and its random numbers.
 
-Every turn draws eight uniform numbers from sha512(seed, scenario, trial, turn index) alone,
-so the draws are the same for every agent and any temperature. Each fault kind exists in
-every protocol, in that protocol's own shape (see :mod:`.render`), and is drawn at the same
-rate whatever the protocol: no agent's parser meets more of the faults it happens to repair.
+Every turn draws its uniform numbers from sha512(seed, scenario, trial, turn index) alone,
+so the draws are the same for every agent and any temperature. Each fault kind takes the
+protocol's own shape (see :mod:`.render`). **Fault rates per protocol**: a fault is drawn at
+the same rate whatever the protocol, but one that the request's constrained decoding cannot
+produce is not made (the turn goes as planned; see :class:`.reading.Constraints`):
+
+| request | bad_json | missing_input | wrong_argument_name, missing_argument | unknown_tool |
+|---|---|---|---|---|
+| ReAct text; native tools with ``tool_choice`` auto | yes | yes | yes | yes |
+| ``response_format`` json_object | no | yes | yes | yes |
+| ``response_format`` json_schema, tool names fixed, arguments closed | no | no | no | no |
+| native tools, ``tool_choice`` required or named (guided decoding) | no | no | no | no |
+| native tools, every function ``strict`` | no | no | no | yes |
+
+``premature_final`` is possible everywhere. ``repeat_previous`` is never drawn here: it is the
+label of a relapse, which the persona's repeat traits decide (:mod:`.relapse`).
 
 * ``bad_json``: the arguments are not valid JSON (curly quotes, or the closing brace never
   came); in ReAct text that is the Action Input, in a tool call the ``arguments`` string.
@@ -12,7 +24,7 @@ rate whatever the protocol: no agent's parser meets more of the faults it happen
 * ``wrong_argument_name``: one argument under a wrong name (``order_id`` as ``orderId``).
 * ``missing_argument``: the first argument left out.
 * ``unknown_tool``: the planned tool under a near-miss name (``queryOrder``).
-* ``repeat_previous``: the last completed planned call again.
+* ``repeat_previous``: the previous call again, identically (a relapse, see above).
 * ``premature_final``: a final answer ("Done, the request has been handled.") before the
   plan is done.
 """
@@ -23,6 +35,8 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from tether_bench.simulator.reading import Constraints
 
 FaultKind = Literal[
     "bad_json",
@@ -60,32 +74,38 @@ class Draw:
     u_invent: float
     u_loop: float
     u_shape: float
+    u_heed: float
 
 
 def draw(seed: int, scenario_id: str, trial: int, index: int) -> Draw:
     """The turn's numbers: a pure function of its key (sha512, not Python's salted hash)."""
     digest = hashlib.sha512(f"{seed}\x1f{scenario_id}\x1f{trial}\x1f{index}".encode()).digest()
     scale = float(1 << 64)
-    u = [int.from_bytes(digest[i : i + 8], "big") / scale for i in range(0, 48, 8)]
+    u = [int.from_bytes(digest[i : i + 8], "big") / scale for i in range(0, 56, 8)]
     return Draw(*u)
 
 
-def applicable_faults(
-    *, planned_call: bool, has_previous: bool, has_arguments: bool
-) -> list[FaultKind]:
+def applicable_faults(*, planned_call: bool, has_arguments: bool) -> list[FaultKind]:
     """The faults that make sense when the plan's next step is a call (or the answer)."""
     kinds: list[FaultKind] = []
     for kind in FAULT_KINDS:
-        if kind in CALL_FAULTS and not planned_call:
-            continue
+        if kind == "repeat_previous" or not planned_call:
+            continue  # a relapse is not drawn here; an answer turn has no call to garble
         if kind in ("missing_argument", "wrong_argument_name") and not has_arguments:
-            continue
-        if kind == "repeat_previous" and not has_previous:
-            continue
-        if kind == "premature_final" and not planned_call:
             continue
         kinds.append(kind)
     return kinds
+
+
+def possible(kind: FaultKind, constraints: Constraints) -> bool:
+    """Whether constrained decoding lets the model make this fault (the module's table)."""
+    if kind == "bad_json":
+        return not constraints.valid_json
+    if kind == "unknown_tool":
+        return not constraints.tool_names_fixed
+    if kind in ("missing_input", "missing_argument", "wrong_argument_name"):
+        return not constraints.arguments_fixed
+    return True
 
 
 def pick_fault(

@@ -5,19 +5,22 @@ prompt shows:
 
 1. **Where the plan stands**: the latest planned call whose successful result the prompt
    shows (same tool, its grounded arguments in the call written before the result).
-2. **An error after its own faulty call**: the fix comes with ``fix_rate`` if the new text
+2. **Its final answer sent back**: with ``heed`` it goes back to its plan if the note names
+   what the answer lacks; otherwise it gives the same answer again (:mod:`.relapse`).
+3. **An error after its own faulty call**: the fix comes with ``fix_rate`` if the new text
    names what was wrong (the field, the tool, the JSON), with ``blind_fix_rate`` otherwise;
    if it does not come, the same faulty reply is repeated.
-3. **A repeated result** (the last two results shown are equal): the same call again, with
-   ``loop_rate``.
-4. **The next call**: only if its tool is listed (else a refusal that says so), and only with
+4. **A relapse** after a well-formed call: the same call again, at the rate its outcome and
+   the run's loop state give, unless a note that names the call is heeded (:mod:`.relapse`).
+5. **The next call**: only if its tool is listed (else a refusal that says so), and only with
    grounded values the prompt shows. A missing one is made up with ``invent_rate``;
    otherwise the call before it is made again (re-query), or, at the plan's start, the model
    asks for it.
-5. **The answer**: the required facts the prompt shows; a missing one is made up with
+6. **The answer**: the required facts the prompt shows; a missing one is made up with
    ``invent_rate`` or re-queried by calling the plan's last step again.
 
-Then, on a turn that follows the plan, the persona's fault draw may turn it into a fault.
+Then, on a turn that follows the plan, the persona's fault draw may turn it into a fault, if
+the request's constrained decoding allows that fault (:func:`.faults.possible`).
 """
 
 from __future__ import annotations
@@ -42,10 +45,18 @@ from tether_bench.simulator.faults import (
     FaultKind,
     applicable_faults,
     pick_fault,
+    possible,
 )
 from tether_bench.simulator.personas import Persona
 from tether_bench.simulator.reading import Observation, PromptView
-from tether_bench.simulator.sessions import Memory, Move, Turn
+from tether_bench.simulator.relapse import (
+    last_result,
+    names_call,
+    names_lack,
+    prose,
+    repeat_rate,
+)
+from tether_bench.simulator.sessions import Heard, Memory, Move, Turn
 
 _ERROR_WORDS = re.compile(
     r"error|invalid|not a valid|unknown|missing|required|could not|cannot|failed|"
@@ -62,6 +73,8 @@ class Choice:
     turn: Turn
     move: Move
     position: int
+    heard: Heard = "none"
+    heeded: bool = False
 
 
 def progress(plan: list[ToolAction], view: PromptView) -> int:
@@ -87,18 +100,53 @@ def decide(
     plan = scenario.gold_actions
     position = progress(plan, view)
     last = memory.last_turn
-    fixing = False
+    heard: Heard = "none"
+    if last is not None and last.kind == "final":
+        said = prose(new_text(view, memory), view.tools | {s.tool for s in plan})
+        if not names_lack(said, plan, position, last.answer or "", view.observations):
+            return Choice(last, "repeat", position)
+        if draw.u_heed >= persona.heed:
+            return Choice(last, "repeat", position, "pushback")
+        return replace(
+            _next(scenario, view, draw, persona, position, heeding=True),
+            heard="pushback",
+            heeded=True,
+        )
     if last is not None and last.fault in CALL_FAULTS and position <= memory.last_position:
         named = names_problem(last, new_text(view, memory))
         if draw.u_fix >= (persona.fix_rate if named else persona.blind_fix_rate):
             return Choice(last, "repeat", position)
-        fixing = True
-    looped = _loop(view, last, draw, persona)
-    if looped is not None and not fixing:
-        return Choice(looped, "loop", position)
-    if position >= len(plan):
+        return _call(scenario, view, draw, persona, position, fixing=True)
+    if last is not None and last.kind == "action" and last.fault not in CALL_FAULTS:
+        result = last_result(view.observations, last)
+        said = prose(new_text(view, memory), view.tools | {s.tool for s in plan})
+        if names_call(said, last, result):
+            heard = "note"
+            if draw.u_heed < persona.heed:
+                return replace(
+                    _next(scenario, view, draw, persona, position, heeding=True),
+                    heard=heard,
+                    heeded=True,
+                )
+        if draw.u_loop < repeat_rate(persona, memory, result):
+            return Choice(replace(last, fault="repeat_previous"), "loop", position, heard)
+    return replace(_next(scenario, view, draw, persona, position), heard=heard)
+
+
+def _next(
+    scenario: Scenario,
+    view: PromptView,
+    draw: Draw,
+    persona: Persona,
+    position: int,
+    *,
+    heeding: bool = False,
+) -> Choice:
+    """What the plan says next: the answer once every planned call is done, else a call (a
+    turn that acts on a note is a fix: no fault is drawn on it)."""
+    if position >= len(scenario.gold_actions):
         return _answer(scenario, view, draw, persona, position)
-    return _call(scenario, view, draw, persona, position, fixing)
+    return _call(scenario, view, draw, persona, position, fixing=heeding)
 
 
 def new_text(view: PromptView, memory: Memory) -> str:
@@ -128,15 +176,6 @@ def names_problem(turn: Turn, text: str) -> bool:
     return False
 
 
-def _loop(view: PromptView, last: Turn | None, draw: Draw, persona: Persona) -> Turn | None:
-    shown = view.observations
-    if last is None or last.kind != "action" or len(shown) < 2:
-        return None
-    if shown[-1].signature() != shown[-2].signature() or draw.u_loop >= persona.loop_rate:
-        return None
-    return replace(last, fault=None)
-
-
 def _call(
     scenario: Scenario,
     view: PromptView,
@@ -164,15 +203,9 @@ def _call(
     turn = Turn("action", thought, step.tool, arguments, intended_tool=step.tool)
     if fixing:
         return Choice(turn, move, position)
-    fault = pick_fault(
-        persona.fault_rate,
-        persona.fault_weights,
-        draw,
-        applicable_faults(
-            planned_call=True, has_previous=position > 0, has_arguments=bool(arguments)
-        ),
-    )
-    if fault is None:
+    kinds = applicable_faults(planned_call=True, has_arguments=bool(arguments))
+    fault = pick_fault(persona.fault_rate, persona.fault_weights, draw, kinds)
+    if fault is None or not possible(fault, view.constraints):
         return Choice(turn, move, position)
     return Choice(_faulty(scenario, turn, fault, draw, position), "fault", position)
 
@@ -191,9 +224,6 @@ def _faulty(scenario: Scenario, turn: Turn, fault: FaultKind, draw: Draw, positi
     base = replace(turn, fault=fault, shape=draw.u_shape)
     if fault == "premature_final":
         return Turn("final", turn.thought, answer=answers.premature(scenario), fault=fault)
-    if fault == "repeat_previous":
-        done = scenario.gold_actions[position - 1]
-        return replace(base, tool=done.tool, arguments=dict(done.arguments))
     if fault == "unknown_tool":
         return replace(base, tool=_near_miss(turn.tool or ""))
     if fault in ("missing_argument", "wrong_argument_name"):
@@ -220,17 +250,6 @@ def _answer(
         out = scenario.required_outputs
         facts = [f if f is not None else invented_fact(o) for f, o in zip(facts, out, strict=True)]
         move = "invent"
-    fault = pick_fault(
-        persona.fault_rate,
-        persona.fault_weights,
-        draw,
-        applicable_faults(planned_call=False, has_previous=position > 0, has_arguments=False),
-    )
-    if fault == "repeat_previous":
-        done = plan[position - 1]
-        thought = answers.thought_for_answer(scenario)
-        turn = Turn("action", thought, done.tool, dict(done.arguments), fault=fault)
-        return Choice(turn, "fault", position)
     subject = _subject(plan, view)
     stated = [f for f in facts if f and f != subject]
     text = answers.final_answer(scenario, stated, subject)

@@ -6,6 +6,13 @@ content: the JSON envelope every tool returns (``{"status": ..., ...}``), attrib
 last tool name written before it. tether's result list, AgentExecutor's scratchpad and
 create_agent's tool messages all put the call before its result, so they read the same.
 
+The request's ``tools`` array is read like the rest of the prompt: each definition is written
+into the text as ``name: description`` with its parameters, so what an agent says only in a
+tool definition (create_agent's tool descriptions) reaches the model too. What the request
+constrains is read as well (:class:`Constraints`): a JSON schema in ``response_format``, or
+``tool_choice``/``strict`` on native tools, rules out the faults constrained decoding cannot
+produce.
+
 Timing is not content. tether stamps every envelope with the call's wall-clock duration
 (``meta.latency_s``), which differs between two equal calls; the text is read with every such
 figure as 0 (:func:`untimed`) before anything else looks at it, so the numbers it shows, its
@@ -60,6 +67,22 @@ class Observation:
 
 
 @dataclass(frozen=True)
+class Constraints:
+    """What the server's constrained decoding guarantees about a reply to this request.
+
+    vLLM and llama.cpp turn a ``response_format`` JSON schema into a grammar, and vLLM does
+    the same for native tool calls when ``tool_choice`` is ``required`` or names a tool, or a
+    function is ``strict``; with ``tool_choice`` ``auto`` the model writes freely."""
+
+    valid_json: bool = False
+    """The reply (or a call's arguments) is always parseable JSON."""
+    tool_names_fixed: bool = False
+    """A call can only name a tool the request lists."""
+    arguments_fixed: bool = False
+    """A call's arguments always have the required fields and no others."""
+
+
+@dataclass(frozen=True)
 class PromptView:
     """What one request shows the model."""
 
@@ -69,6 +92,7 @@ class PromptView:
     observations: tuple[Observation, ...]
     numbers: frozenset[Decimal] = field(default=frozenset())
     lines: frozenset[str] = field(default=frozenset())
+    constraints: Constraints = field(default=Constraints())
 
     def offers(self, tool: str) -> bool:
         """The tool is listed: in ``tools``, in the schema, or on a listing line of the text
@@ -81,7 +105,8 @@ class PromptView:
 def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> PromptView:
     """The view of an OpenAI-style chat request (messages, tools, response_format)."""
     messages = body.get("messages")
-    text = untimed(flatten(messages if isinstance(messages, list) else []))
+    definitions = tool_definitions(body.get("tools"))
+    text = untimed("\n\n".join(filter(None, [definitions, flatten(_listed(messages))])))
     listed = _request_tools(body) or _listed_in_text(text)
     protocol: Protocol = "tools" if body.get("tools") else "react"
     if _is_json_format(body.get("response_format")):
@@ -94,6 +119,73 @@ def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> Promp
         observations=tuple(observations(text, names)),
         numbers=frozenset(numbers_in(text)),
         lines=frozenset(line.strip() for line in text.splitlines() if line.strip()),
+        constraints=constraints(body),
+    )
+
+
+def _listed(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def tool_definitions(tools: Any) -> str:
+    """The native tool definitions as the model reads them: one ``name: description`` block
+    per tool, with its parameters (a chat template writes them into the prompt too)."""
+    blocks: list[str] = []
+    for tool in _listed(tools):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        head = f"{fn['name']}: {fn.get('description') or ''}".strip()
+        params = fn.get("parameters")
+        if params:
+            head += "\n  parameters: " + json.dumps(params, ensure_ascii=False, sort_keys=True)
+        blocks.append(head)
+    return "\n".join(blocks)
+
+
+def constraints(body: dict[str, Any]) -> Constraints:
+    """What constrained decoding guarantees for this request (see :class:`Constraints`)."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and _is_json_format(fmt):
+        spec = fmt.get("json_schema")
+        branches = _tool_branches(spec.get("schema") if isinstance(spec, dict) else None)
+        return Constraints(
+            valid_json=True,
+            tool_names_fixed=bool(branches),
+            arguments_fixed=bool(branches) and all(map(_closed_arguments, branches)),
+        )
+    listed = [t.get("function") for t in _listed(body.get("tools")) if isinstance(t, dict)]
+    functions = [f for f in listed if isinstance(f, dict)]
+    choice = body.get("tool_choice")
+    guided = choice == "required" or isinstance(choice, dict)
+    strict = bool(functions) and all(f.get("strict") is True for f in functions)
+    if not (guided or strict):
+        return Constraints()
+    return Constraints(valid_json=True, tool_names_fixed=guided, arguments_fixed=True)
+
+
+def _tool_branches(node: Any) -> list[dict[str, Any]]:
+    """Every object schema that fixes a tool name (``{"tool": {"const": name}, ...}``)."""
+    found: list[dict[str, Any]] = []
+    if isinstance(node, dict):
+        tool = node.get("properties", {}).get("tool") if "properties" in node else None
+        if isinstance(tool, dict) and ("const" in tool or "enum" in tool):
+            found.append(node)
+        for value in node.values():
+            found += _tool_branches(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _tool_branches(value)
+    return found
+
+
+def _closed_arguments(branch: dict[str, Any]) -> bool:
+    """The branch requires its arguments, and they admit no field but the declared ones."""
+    arguments = branch.get("properties", {}).get("arguments")
+    return (
+        "arguments" in branch.get("required", [])
+        and isinstance(arguments, dict)
+        and arguments.get("additionalProperties") is False
     )
 
 

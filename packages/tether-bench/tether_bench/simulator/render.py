@@ -103,7 +103,7 @@ def echo(turn: Turn) -> tuple[str, ...]:
     """Pieces of the model's own reply, to tell them apart from feedback in the next prompt."""
     pieces = [turn.thought, turn.answer or ""]
     if turn.kind == "action":
-        pieces.append(arguments_text(turn))
+        pieces += [arguments_text(turn), f"Action: {turn.tool}"]
     return tuple(p for p in pieces if len(p) > 2)
 
 

@@ -3,8 +3,9 @@
 A session is one agent's run of one scenario trial, named by the model string the agent's
 ChatOpenAI sends: ``sim:<scenario id>:<trial>:<session tag>``. The tag only keeps runs
 apart; the simulator never looks at it. Between requests a session remembers only its own
-last reply and the lines of the last prompt (so it can tell what is new, like an error
-message after its reply); everything else it knows comes from the prompt in front of it.
+last reply, its last two calls (a loop is a state of the run) and the lines of the last
+prompt (so it can tell what is new, like an error message after its reply); everything else
+it knows comes from the prompt in front of it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ TurnKind = Literal["action", "final"]
 Move = Literal[
     "plan", "fix", "repeat", "loop", "requery", "invent", "ask", "no_tool", "answer", "fault"
 ]
+Heard = Literal["none", "note", "pushback"]
+"""What informative feedback the turn read: none, a note about its last call, or a note
+after its final answer was sent back (:mod:`.relapse`)."""
 
 
 def model_name(scenario_id: str, trial: int, tag: str) -> str:
@@ -66,6 +70,9 @@ class Decision:
     fault: FaultKind | None
     tool: str | None
     arguments: dict[str, Any] | None
+    heard: Heard = "none"
+    heeded: bool = False
+    """It acted on what it heard (else it went on as if there were no note)."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -84,6 +91,8 @@ class Memory:
     prompt_lines: frozenset[str] = frozenset()
     echo: tuple[str, ...] = ()
     """Pieces of its own last reply, so its own words are never read as new feedback."""
+    calls: tuple[str, ...] = ()
+    """The signatures of its last two well-formed calls, oldest first."""
 
 
 @dataclass

@@ -1,0 +1,192 @@
+"""Relapse and heed: the simulated model repeats by the run, and acts on notes that carry
+information, the same way in every agent's layout (a blank or generic note is no note)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tether_bench.simulator import PERFECT, STRONG, Persona, model_name
+from tether_bench.simulator.answers import DONE_EN
+from tether_bench.simulator.personas import persona_from_spec
+from tether_bench.simulator.reading import Constraints, read_request
+
+from tests.bench.sim_prompts import FORMATS, Exchange, failure, request
+from tests.bench.test_simulator_policy import PAY, ask, done, flow, one_fault, simulator
+
+__all__ = ["flow"]  # the fixture, shared with the policy tests
+
+
+def first_value(result: str) -> str:
+    """A value the first result returned that its call's arguments do not hold."""
+    data = json.loads(result)["data"]
+    return next(str(v) for k, v in data.items() if k != "order_id" and isinstance(v, str))
+
+
+def with_note(history: list[Exchange], note: str | None) -> list[Exchange]:
+    last = history[-1]
+    return [*history[:-1], Exchange(last.tool, last.arguments, last.result, note=note)]
+
+
+def test_after_a_success_it_repeats_at_its_own_rate(flow: dict[str, Any]) -> None:
+    for rate, expected in ((1.0, "query_order"), (0.0, "compute_discount")):
+        sim = simulator(flow, PERFECT.with_overrides(repeat_after_success=rate))
+        ask(sim, "s", "agent_executor", flow, [])
+        turn = ask(sim, "s", "agent_executor", flow, done(flow, 1))
+        assert turn.tool == expected
+        assert (turn.fault == "repeat_previous") == (rate == 1.0)
+
+
+def test_after_a_failure_it_repeats_at_its_own_rate(flow: dict[str, Any]) -> None:
+    step = flow["scenario"].gold_actions[0]
+    failed = [Exchange(step.tool, dict(step.arguments), failure("Order lookup timed out"))]
+    for layout in FORMATS:
+        for after_failure, repeated in ((1.0, True), (0.0, False)):
+            model = PERFECT.with_overrides(repeat_after_failure=after_failure)
+            sim = simulator(flow, model)
+            ask(sim, layout, layout, flow, [])
+            turn = ask(sim, layout, layout, flow, failed)
+            assert (turn.fault == "repeat_previous") is repeated, layout
+
+
+def test_a_loop_is_a_state_of_the_run(flow: dict[str, Any]) -> None:
+    """Two identical calls make the third follow at ``stickiness``, not at the fresh rate."""
+    twice = [*done(flow, 1), *done(flow, 1)]
+    for sticky, expected in ((1.0, "query_order"), (0.0, "compute_discount")):
+        model = PERFECT.with_overrides(repeat_after_success=1.0, stickiness=sticky)
+        sim = simulator(flow, model)
+        ask(sim, "l", "create_agent", flow, [])
+        assert ask(sim, "l", "create_agent", flow, done(flow, 1)).tool == "query_order"
+        assert ask(sim, "l", "create_agent", flow, twice).tool == expected
+
+
+@pytest.mark.parametrize("layout", FORMATS)
+def test_a_note_naming_the_call_and_what_it_returned_is_heeded(
+    flow: dict[str, Any], layout: str
+) -> None:
+    value = first_value(flow["results"][0])
+    notes = {
+        "informed": f"query_order already returned {value} for this order; use it.",
+        "blank": "",
+        "generic": "Do not repeat yourself; think about what to do next.",
+        "tool only": "query_order was called.",
+    }
+    model = PERFECT.with_overrides(repeat_after_success=1.0, heed=1.0)
+    tools = {}
+    for name, note in notes.items():
+        sim = simulator(flow, model)
+        ask(sim, name, layout, flow, [])
+        tools[name] = ask(sim, name, layout, flow, with_note(done(flow, 1), note)).tool
+    assert tools == {
+        "informed": "compute_discount",
+        "blank": "query_order",
+        "generic": "query_order",
+        "tool only": "query_order",
+    }
+
+
+def test_a_real_note_and_a_blank_note_differ_only_where_heed_is_above_zero(
+    flow: dict[str, Any],
+) -> None:
+    """The acceptance check: at heed 0 a note changes nothing; above it, it does."""
+    value = first_value(flow["results"][0])
+    real = f"You called query_order twice; it returned {value}. Call compute_discount next."
+    twice = [*done(flow, 1), *done(flow, 1)]
+    for heed in (0.0, 0.5, 0.9):
+        differ = 0
+        for seed in range(12):
+            model = STRONG.with_overrides(heed=heed, repeat_after_success=0.6, stickiness=0.6)
+            acts: dict[str, list[tuple[Any, ...]]] = {}
+            for note in (real, ""):
+                for layout in FORMATS:
+                    sim = simulator(flow, model, seed)
+                    for history in ([], done(flow, 1), with_note(twice, note)):
+                        ask(sim, "n", layout, flow, history)
+                    acts[f"{note}|{layout}"] = [
+                        d.act() for d in sim.decisions(model_name(PAY, 0, "n"))
+                    ]
+            for layout in FORMATS:
+                assert acts[f"{real}|{layout}"] == acts[f"{real}|{FORMATS[0]}"]
+            differ += acts[f"{real}|tether"] != acts["|tether"]
+        assert (differ > 0) == (heed > 0), heed
+
+
+@pytest.mark.parametrize("layout", FORMATS)
+def test_a_final_answer_sent_back_is_reconsidered_only_for_a_reason(
+    flow: dict[str, Any], layout: str
+) -> None:
+    premature = one_fault("premature_final", heed=1.0)
+    pushbacks = {
+        "names the tool": "No tool has run yet: look the order up with query_order first.",
+        "generic": "Are you sure? Please check your answer.",
+    }
+    for name, text in pushbacks.items():
+        sim = simulator(flow, premature)
+        first = ask(sim, name, layout, flow, [])
+        assert first.kind == "final" and first.fault == "premature_final"
+        sent_back = [Exchange(None, None, text, raw=f"Final Answer: {DONE_EN}")]
+        again = ask(sim, name, layout, flow, sent_back)
+        if name == "generic":
+            assert again.kind == "final"  # the same answer again
+        else:
+            assert again.tool == "query_order"
+    at_zero = simulator(flow, one_fault("premature_final", heed=0.0))
+    ask(at_zero, "z", layout, flow, [])
+    sent_back = [Exchange(None, None, pushbacks["names the tool"], raw=DONE_EN)]
+    assert ask(at_zero, "z", layout, flow, sent_back).kind == "final"
+
+
+def test_constrained_decoding_rules_out_the_faults_it_cannot_produce(
+    flow: dict[str, Any],
+) -> None:
+    from tether.llm.structured import response_format
+
+    scenario = flow["scenario"]
+    body = request("tether", scenario.task, flow["tools"], [])
+    with_schema = {**body, "response_format": response_format(flow["registry_tools"])}
+    assert read_request(with_schema).constraints == Constraints(True, True, True)
+    native = request("create_agent", scenario.task, flow["tools"], [])
+    assert read_request(native).constraints == Constraints()
+    assert read_request({**native, "tool_choice": "required"}).constraints.tool_names_fixed
+    for kind in ("bad_json", "unknown_tool", "missing_argument"):
+        sim = simulator(flow, one_fault(kind))
+        sim.reply(model_name(PAY, 0, "schema"), with_schema)
+        sim.reply(model_name(PAY, 0, "free"), native)
+        assert sim.decisions(model_name(PAY, 0, "schema"))[-1].fault is None
+        assert sim.decisions(model_name(PAY, 0, "free"))[-1].fault == kind
+
+
+def test_it_reads_the_tool_definitions_a_request_carries(flow: dict[str, Any]) -> None:
+    body = request("create_agent", "t", {"query_order": "Looks up an order by its id."}, [])
+    view = read_request(body)
+    assert "Looks up an order by its id." in view.text
+    assert view.offers("query_order")
+
+
+def test_persona_specs_and_files(tmp_path: Path) -> None:
+    assert persona_from_spec("strong") == STRONG
+    cell = persona_from_spec("strong;heed=0.5;stickiness=0.1")
+    assert (cell.heed, cell.stickiness, cell.name) == (0.5, 0.1, "strong;heed=0.5;stickiness=0.1")
+    path = tmp_path / "mine.toml"
+    path.write_text('base = "loopy"\nheed = 0.2\n', encoding="utf-8")
+    mine = persona_from_spec(f"{path};fix_rate=0.4")
+    assert (mine.heed, mine.fix_rate, mine.stickiness) == (0.2, 0.4, 0.983)
+    for bad, says in (
+        ("strong;heed=2", "heed"),
+        ("strong;loudness=1", "traits"),
+        ("nobody", "unknown persona"),
+        (f"{tmp_path / 'missing.json'}", "cannot read"),
+    ):
+        with pytest.raises(ValueError, match=says):
+            persona_from_spec(bad)
+
+
+def test_every_trait_is_a_probability() -> None:
+    for field, info in Persona.model_fields.items():
+        if field in ("name", "fault_weights"):
+            continue
+        with pytest.raises(ValueError):
+            STRONG.with_overrides(**{field: 1.5})
+        assert info.description, field
