@@ -25,7 +25,8 @@ def test_the_command_prints_its_figures_and_their_residuals(
     small.write_text("\n".join(flow) + "\n", encoding="utf-8")
     calibrate.main(["--trials", "1", "--scenarios", str(small)])
     out = capsys.readouterr().out
-    assert "scenarios=2 runs=2" in out
+    assert "flow, 2 runs" in out and "create_agent_stock, 2 runs of 2 scenarios" in out
+    assert out.count("| ") >= 6 * 4  # one row per real figure, each with its residual
     success = float(out.split("tool-call success ")[1].split("%")[0]) / 100
     points = float(out.split("residuals ")[1].split(" points")[0])
     assert points == pytest.approx((success - calibrate.TARGET_TOOL_CALL_SUCCESS) * 100, abs=0.06)
@@ -34,3 +35,46 @@ def test_the_command_prints_its_figures_and_their_residuals(
 def _is_flow(row: dict) -> bool:
     tools = tuple(action["tool"] for action in row.get("gold_actions", []))
     return tools == calibrate.PAYMENT_FLOW
+
+
+def test_the_measures_count_as_the_real_figures_define_them() -> None:
+    from tether_bench.records import RunRecord, ToolCall
+    from tether_bench.scenarios import Scenario, ToolAction
+    from tether_bench.simulator.measures import measure
+
+    def call(tool: str, status: str = "success") -> ToolCall:
+        return ToolCall(tool=tool, arguments={"a": 1}, status=status, start=0, end=0, turn=0)  # type: ignore[arg-type]
+
+    calls = [call("x", "error"), call("x"), call("x"), call("x"), call("y")]
+    decisions = [
+        {"fault": "bad_json", "move": "fault"},
+        {"fault": "bad_json", "move": "repeat"},
+        {"fault": None, "move": "fix"},
+    ]
+    record = RunRecord(
+        agent="a",
+        scenario_id="s",
+        category="c",
+        termination="completed",
+        wall_s=0,
+        tool_calls=calls,
+        extra={"sim_decisions": decisions},
+    )
+    empty = RunRecord(agent="a", scenario_id="s", category="c", termination="completed", wall_s=0)
+    scenario = Scenario(
+        id="s",
+        category="db",
+        language="en",
+        task="t",
+        gold_answer="a",
+        gold_actions=[ToolAction(tool="x", arguments={})],
+    )
+    got = {k: (r.k, r.n) for k, r in measure([record, empty], [scenario]).items()}
+    assert got == {
+        "repeat_after_failure": (1, 1),
+        "repeat_after_success": (2, 3),  # x->x, x->x, x->y
+        "stickiness": (2, 3),  # after x,x: x, x (yes, yes), then y (no)
+        "malformed": (2, 3),
+        "format_fixed": (1, 2),  # the second bad reply was fixed, the first repeated
+        "no_call": (1, 2),
+    }

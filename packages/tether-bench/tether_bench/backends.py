@@ -22,7 +22,7 @@ from tether_bench.simulator import (
     Persona,
     Simulator,
     SimulatorServer,
-    persona,
+    persona_from_spec,
 )
 
 
@@ -221,7 +221,7 @@ class BackendSpec:
         unknown = set(self.disabled_faults) - set(FAULT_KINDS)
         if unknown:
             raise TetherError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
-        chosen = persona(self.persona)
+        chosen = persona_from_spec(self.persona)
         weights = {
             k: 0.0 if k in self.disabled_faults else w for k, w in chosen.fault_weights.items()
         }

@@ -39,7 +39,16 @@ def bench(  # one line per flag; the flags only fill BenchOptions
         str, Opt(help="Toolset: an installed name or a module with create_world.")
     ] = "demo",
     seeds: Annotated[str, Opt(help="Comma-separated seeds; mean and spread.")] = "0,1,2",
-    personas: Annotated[str, Opt(help="sim: comma-separated personas.")] = "strong",
+    personas: Annotated[
+        str, Opt(help="sim: comma-separated personas: a name or a .json/.toml file, then ;k=v.")
+    ] = "strong",
+    trait: Annotated[
+        list[str] | None, Opt("--set", help="sim: TRAIT=VALUE for every persona (repeatable).")
+    ] = None,
+    grid: Annotated[
+        list[str] | None,
+        Opt(help="sim: TRAIT=V1,V2,...: every persona at each value (repeatable: a grid)."),
+    ] = None,
     trials: Annotated[int, Opt(min=1, help="Runs per scenario, agent and seed.")] = 1,
     sample: Annotated[int | None, Opt(min=1, help="Only N scenarios.")] = None,
     simplest: Annotated[
@@ -79,10 +88,11 @@ def bench(  # one line per flag; the flags only fill BenchOptions
     values.update(
         agents=_split(agents),
         seeds=_split(seeds),
-        personas=_split(personas),
+        personas=persona_specs(_split(personas), trait or [], grid or []),
         categories=category or [],
     )
-    del values["category"]
+    for name in ("category", "trait", "grid"):
+        del values[name]
     if token_budget is None:
         del values["token_budget"]
     try:
@@ -91,6 +101,18 @@ def bench(  # one line per flag; the flags only fill BenchOptions
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
+
+
+def persona_specs(names: list[str], traits: list[str], grid: list[str]) -> list[str]:
+    """Each persona with the ``--set`` overrides, then crossed with every ``--grid`` axis
+    (``heed=0,0.5`` and ``stickiness=0.1,0.5`` give four cells per persona)."""
+    specs = [";".join([name, *traits]) for name in names]
+    for axis in grid:
+        trait, sep, values = axis.partition("=")
+        if not sep or not _split(values):
+            raise typer.BadParameter(f"--grid takes TRAIT=V1,V2,..., not {axis!r}")
+        specs = [f"{spec};{trait.strip()}={value}" for spec in specs for value in _split(values)]
+    return specs
 
 
 def run_bench(options: BenchOptions, command: str = "tether bench") -> None:

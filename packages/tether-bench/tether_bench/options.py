@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tether_bench.agents import VARIANTS
 from tether_bench.harness import Harness
@@ -29,6 +29,7 @@ class BenchOptions(BaseModel):
     tools: str = "demo"
     seeds: list[int] = Field(default_factory=lambda: [0, 1, 2], min_length=1)
     personas: list[str] = Field(default_factory=lambda: ["strong"], min_length=1)
+    """sim: persona specs (a name or a .json/.toml file, then ``;trait=value`` overrides)."""
     concurrency: int = Field(4, ge=1)
     workers: int = Field(1, ge=1)
     trials: int = Field(1, ge=1)
@@ -55,6 +56,15 @@ class BenchOptions(BaseModel):
     token_budget: int = Field(Harness().token_budget, ge=1)
     progress: bool = True
     charts: bool = True
+
+    @field_validator("personas")
+    @classmethod
+    def _known_personas(cls, specs: list[str]) -> list[str]:
+        from tether_bench.simulator import persona_from_spec
+
+        for spec in specs:
+            persona_from_spec(spec)  # a ValueError names what is wrong
+        return specs
 
     def harness(self) -> Harness:
         return Harness(step_cap=self.step_cap, token_budget=self.token_budget)

@@ -9,6 +9,7 @@ aggregate tables go to ``<out>/suite.md``, headed by the command that produced t
 from __future__ import annotations
 
 import json
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -107,6 +108,11 @@ def by_key(suite: SuiteResult, key: str) -> str:
             cells.append(f"{_pct(passed / n)} ({n})" if n else "-")
         rows.append([value, *cells])
     return _table([key.capitalize(), *suite.options.agents], rows)
+
+
+def slug(spec: str) -> str:
+    """A persona spec as a directory name (``strong;heed=0.5`` -> ``strong_heed-0.5``)."""
+    return re.sub(r"[^\w.-]+", "_", spec.replace("=", "-")).strip("_") or "persona"
 
 
 def by_persona(suite: SuiteResult) -> str:
@@ -226,7 +232,9 @@ def write_suite(suite: SuiteResult, out: Path | str, *, with_charts: bool = True
     paths: list[Path] = []
     for (persona, seed), result in sorted(suite.by_seed.items()):
         result.info.update(suite.info, seed=seed, persona=persona)
-        paths += write_report(result, directory / f"{persona}-seed{seed}", with_charts=with_charts)
+        paths += write_report(
+            result, directory / f"{slug(persona)}-seed{seed}", with_charts=with_charts
+        )
     for kind, result in suite.without.items():
         result.info.update(suite.info, without=kind)
         paths += write_report(result, directory / f"without-{kind}", with_charts=False)

@@ -10,7 +10,14 @@ the turn (:mod:`.faults`), never on which agent is calling.
 
 from tether_bench.simulator.core import LatencyModel, Simulator, UnknownSession
 from tether_bench.simulator.faults import FAULT_KINDS, FaultKind
-from tether_bench.simulator.personas import PERFECT, PERSONAS, STRONG, Persona, persona
+from tether_bench.simulator.personas import (
+    PERFECT,
+    PERSONAS,
+    STRONG,
+    Persona,
+    persona,
+    persona_from_spec,
+)
 from tether_bench.simulator.server import SimulatorServer, create_app
 from tether_bench.simulator.sessions import Decision, model_name, parse_model_name
 
@@ -30,4 +37,5 @@ __all__ = [
     "model_name",
     "parse_model_name",
     "persona",
+    "persona_from_spec",
 ]
