@@ -25,7 +25,7 @@ def test_the_command_prints_its_figures_and_their_residuals(
     small.write_text("\n".join(flow) + "\n", encoding="utf-8")
     calibrate.main(["--trials", "1", "--scenarios", str(small)])
     out = capsys.readouterr().out
-    assert "flow, 2 runs" in out and "create_agent_stock, 2 runs of 2 scenarios" in out
+    assert "flow, 2 runs" in out and "agent_executor, 2 runs of 2 scenarios" in out
     assert out.count("| ") >= 6 * 4  # one row per real figure, each with its residual
     success = float(out.split("tool-call success ")[1].split("%")[0]) / 100
     points = float(out.split("residuals ")[1].split(" points")[0])

@@ -48,6 +48,7 @@ def flow(by_id: dict[str, Scenario], worlds: WorldFactory) -> Iterator[dict[str,
         "tools": tools,
         "results": results,
         "registry_tools": list(registry.tools()),
+        "invoke": registry.invoke,
     }
 
 

@@ -4,8 +4,10 @@ Two sets of real figures, each measured on the agent closest to the loop that pr
 
 * **Qwen2.5-7B-Instruct on tau2 airline** (``QWEN_TARGETS``: repeats after a failure and
   after a success, stickiness, malformed replies and their fixes, runs with no tool call).
-  tau2's loop sends native tool calls and tool messages and has no controls of its own, so
-  these are measured on ``create_agent_stock`` over every shipped scenario.
+  tau2's loop has no controls of its own but sends a message back for a malformed reply, so
+  these are measured on ``agent_executor`` (``handle_parsing_errors=True`` does the same)
+  over every shipped scenario; ``create_agent_stock`` ends a run on a malformed call, which
+  would hide every fix.
 * **The design note's AgentExecutor run** (ReAct, ``handle_parsing_errors=True``, step cap
   10): 78% tool-call success and 5.7 steps per run, on the note's payment flow
   (query_order, compute_discount, pay_order), measured on ``agent_executor`` over those
@@ -39,7 +41,7 @@ STEP_CAP = 10
 TARGET_TOOL_CALL_SUCCESS = 0.78
 TARGET_STEPS = 5.7
 PAYMENT_FLOW = ("query_order", "compute_discount", "pay_order")
-QWEN_LOOP = "create_agent_stock"
+QWEN_LOOP = "agent_executor"
 DESIGN_NOTE_LOOP = "agent_executor"
 
 
