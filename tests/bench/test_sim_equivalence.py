@@ -93,7 +93,7 @@ def test_each_agents_real_prompt_gives_the_same_decisions(flow: dict[str, Any], 
                         model_name(PAY, 0, layout), body(layout, scenario.task, tools, history)
                     )
                 acts[layout] = [
-                    d.act() + (d.heard,) for d in sim.decisions(model_name(PAY, 0, layout))
+                    (*d.act(), d.heard) for d in sim.decisions(model_name(PAY, 0, layout))
                 ]
             assert all(acts[lay] == acts[layouts[0]] for lay in layouts), (name, seed, acts)
             compared += 1
