@@ -84,9 +84,10 @@ class AgentSettings(BaseSettings):
     token_budget: int = Field(
         28000,
         ge=1,
-        description="Total tokens (server-reported) a run may spend (partial). 28000 fits "
-        "the benchmark's longest gold flow (5 calls, 12 tools listed) for every agent; the "
-        "design note's 18000 did not.",
+        description="Total tokens (server-reported) a run may spend (partial). 28000 is the "
+        "step cap's worth on a 7B server: 10 steps at a typical prompt of about 2,800 tokens "
+        "(system prompt, a 12-tool listing, the run so far), so it bounds a run's cost "
+        "without becoming a tighter cap than max_steps.",
     )
     breaker_failures: int = Field(
         3, ge=1, description="Consecutive failed steps that open the circuit breaker (failed)."
