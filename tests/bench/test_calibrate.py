@@ -42,10 +42,25 @@ def test_the_measures_count_as_the_real_figures_define_them() -> None:
     from tether_bench.scenarios import Scenario, ToolAction
     from tether_bench.simulator.measures import measure
 
-    def call(tool: str, status: str = "success") -> ToolCall:
-        return ToolCall(tool=tool, arguments={"a": 1}, status=status, start=0, end=0, turn=0)  # type: ignore[arg-type]
+    def call(tool: str, turn: int, status: str = "success", arguments: object = None) -> ToolCall:
+        return ToolCall(
+            tool=tool,
+            arguments={"a": 1} if arguments is None else arguments,
+            status=status,  # type: ignore[arg-type]
+            start=0,
+            end=0,
+            turn=turn,
+        )
 
-    calls = [call("x", "error"), call("x"), call("x"), call("x"), call("y")]
+    calls = [
+        call("x", 0, "error"),  # a transient failure the harness retried in place ...
+        call("x", 0, "error"),  # ... so turn 0 is one failed call
+        call("x", 1),
+        call("x", 2, "error", arguments="{broken"),  # a malformed reply, not a call
+        call("x", 3),
+        call("x", 4),
+        call("y", 5),
+    ]
     decisions = [
         {"fault": "bad_json", "move": "fault"},
         {"fault": "bad_json", "move": "repeat"},

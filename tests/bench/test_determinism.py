@@ -73,15 +73,15 @@ def test_an_error_repeated_but_for_its_latency_is_not_new_feedback(
     by_id: dict[str, Scenario], layout: str
 ) -> None:
     """The simulator's faulty call, its error, the same call again and the same error: the
-    second error is no news (it is the first one's text), whatever each call took. Before
-    latency was read as 0, a second error with another latency was new and named the field,
-    so the model fixed the call at ``fix_rate`` instead of ``blind_fix_rate``."""
+    second error reads exactly as the first (it still names the field), whatever each call
+    took. Before latency was read as 0, a second error with another latency was new text and
+    a repeated one was not, so timing decided between ``fix_rate`` and ``blind_fix_rate``."""
     weights = dict.fromkeys(FAULT_KINDS, 0.0) | {"missing_argument": 1.0}
     model = PERFECT.with_overrides(
         fault_rate=1.0, fault_weights=weights, fix_rate=0.5, blind_fix_rate=0.0
     )
-    # the first error is read (u_fix >= fix_rate: the call is repeated anyway), the second
-    # would be fixed if it were read as new (u_fix < fix_rate)
+    # the first error is read (u_fix >= fix_rate: the call is repeated anyway); the second
+    # still names the field, so the call is fixed (u_fix < fix_rate), at any latency
     seed = next(s for s in range(200) if draw(s, PAY, 0, 1).u_fix >= 0.5 > draw(s, PAY, 0, 2).u_fix)
     acts = {}
     for latencies in [(0.000412, 0.000412), (0.000412, 0.000397)]:
@@ -96,7 +96,7 @@ def test_an_error_repeated_but_for_its_latency_is_not_new_feedback(
         acts[latencies] = [(d.move, d.act()) for d in sim.decisions(name)]
     same, different = acts.values()
     assert same == different
-    assert [move for move, _ in same] == ["fault", "repeat", "repeat"]
+    assert [move for move, _ in same] == ["fault", "repeat", "fix"]
 
 
 def _bench(out: Path, scenarios: Path, *extra: str) -> dict[str, Any]:

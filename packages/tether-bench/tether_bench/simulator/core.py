@@ -115,6 +115,7 @@ class Simulator:
                 prompt_lines=view.lines,
                 echo=echo(turn),
                 calls=_calls(session.memory.calls, turn),
+                naming=choice.naming,
             )
             session.decisions.append(
                 Decision(

@@ -13,7 +13,10 @@ them and its residuals published. Definitions follow the figures' own:
   malformed reply again;
 * **no tool call**: runs of tasks that need a tool in which no call reached a tool.
 
-Calls are those that reached the tool registry, as the real figures count tool calls.
+Calls are the model's: of the registry calls one model turn made, the last (the harness
+retries a transient failure in place, and those retries are not the model's), and none whose
+arguments were not a JSON object (a malformed reply, counted as such, as the real figures
+count a reply rejected for its format).
 """
 
 from __future__ import annotations
@@ -87,7 +90,16 @@ def measure(records: Iterable[RunRecord], scenarios: Sequence[Scenario]) -> dict
     }
 
 
-def _count_repeats(calls: Sequence[ToolCall], counts: dict[str, int]) -> None:
+def model_calls(calls: Sequence[ToolCall]) -> list[ToolCall]:
+    """The model's calls: the last registry call of each turn, well-formed ones only."""
+    last: dict[int, ToolCall] = {}
+    for call in calls:
+        last[call.turn] = call
+    return [c for _, c in sorted(last.items()) if isinstance(c.arguments, dict)]
+
+
+def _count_repeats(registry_calls: Sequence[ToolCall], counts: dict[str, int]) -> None:
+    calls = model_calls(registry_calls)
     signatures = [_signature(c) for c in calls]
     for i in range(1, len(calls)):
         same = signatures[i] == signatures[i - 1]

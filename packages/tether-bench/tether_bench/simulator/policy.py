@@ -75,6 +75,8 @@ class Choice:
     position: int
     heard: Heard = "none"
     heeded: bool = False
+    naming: frozenset[str] = frozenset()
+    """The prompt lines that said what was wrong with the faulty call it repeats."""
 
 
 def progress(plan: list[ToolAction], view: PromptView) -> int:
@@ -113,9 +115,9 @@ def decide(
             heeded=True,
         )
     if last is not None and last.fault in CALL_FAULTS and position <= memory.last_position:
-        named = names_problem(last, new_text(view, memory))
-        if draw.u_fix >= (persona.fix_rate if named else persona.blind_fix_rate):
-            return Choice(last, "repeat", position)
+        naming = naming_lines(last, view, memory)
+        if draw.u_fix >= (persona.fix_rate if naming else persona.blind_fix_rate):
+            return Choice(last, "repeat", position, naming=naming)
         return _call(scenario, view, draw, persona, position, fixing=True)
     if last is not None and last.kind == "action" and last.fault not in CALL_FAULTS:
         result = last_result(view.observations, last)
@@ -159,6 +161,16 @@ def new_text(view: PromptView, memory: Memory) -> str:
         and not any(piece and piece in line for piece in memory.echo)
     ]
     return "\n".join(fresh)
+
+
+def naming_lines(turn: Turn, view: PromptView, memory: Memory) -> frozenset[str]:
+    """The lines that say what was wrong with this faulty call: new ones, or the ones that
+    said it before if the prompt still shows them (an agent that shows the same error again
+    and one that shows it once tell the model the same thing)."""
+    fresh = new_text(view, memory)
+    if names_problem(turn, fresh):
+        return frozenset(line.strip() for line in fresh.splitlines())
+    return frozenset(line for line in memory.naming if line in view.lines)
 
 
 def names_problem(turn: Turn, text: str) -> bool:

@@ -93,6 +93,8 @@ class Memory:
     """Pieces of its own last reply, so its own words are never read as new feedback."""
     calls: tuple[str, ...] = ()
     """The signatures of its last two well-formed calls, oldest first."""
+    naming: frozenset[str] = frozenset()
+    """The lines that said what was wrong with the faulty reply it last repeated."""
 
 
 @dataclass
