@@ -77,3 +77,33 @@ def test_a_payment_still_unknown_after_the_replay_is_reported_never_completed(
     assert len(charges(world)) == 1  # the first attempt's charge, never a second
     assert state["status"] != "completed"
     assert "outcome of pay_order" in state["reason"] and "unknown" in state["reason"]
+
+
+def test_a_rejected_replay_of_an_unknown_payment_keeps_the_warning(
+    world: World, tmp_path: Any
+) -> None:
+    """The operator rejects the model's second try at a payment whose outcome is unknown: the
+    charge is in the ledger, so the run may not end completed with "not paid" and no word."""
+    from tether import Agent
+    from tether.control import open_run_store
+
+    world.set_faults({"api.create_payment": fail_first(3, Fault.timeout(10, after_effect=True))})
+    replies = [*QUERY_AND_DISCOUNT, PAY, PAY, "Thought: rejected\nFinal Answer: NOT PAID"]
+    with open_run_store(tmp_path / "runs.sqlite") as store:
+        agent = Agent(
+            AgentSettings(retry_base_delay=0),
+            store=store,
+            registry=world.registry(timeout=0.2),
+            model=ScriptedChatModel(responses=replies),
+        )
+        agent.run(SEED_TASK, thread_id="u1")
+        again = agent.resume("u1", {"decisions": [{"type": "approve"}]})
+        assert again.pending is not None  # the model proposes the payment again
+        result = agent.resume("u1", {"decisions": [{"type": "reject", "message": "no"}]})
+        events = [e["event"] for e in agent.trace("u1")]
+    assert "resolve" not in events  # the loop does not replay what the operator rejected
+    assert len(charges(world)) == 1  # the ledger holds the charge
+    assert result.pending is None
+    assert result.status != "completed"
+    assert "outcome of pay_order" in result.state["reason"]
+    assert result.answer is None

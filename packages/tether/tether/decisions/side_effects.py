@@ -24,23 +24,36 @@ def unresolved_after(
     state: AgentState, proposal: Proposal, record: StepRecord, side_effects: bool
 ) -> Proposal | None:
     """The side effect whose outcome is unknown after this step: a side-effecting call that
-    failed transiently becomes unknown; any other outcome of the same call settles it."""
+    failed transiently becomes unknown; the same call run again settles it. Not running it
+    settles nothing: an operator's rejection marks it ``refuse`` (the loop replays it no more)."""
     current = state.get("unresolved")
     if proposal["kind"] != "action":
         return current
     if side_effects and record["kind"] == "transient":
         return {k: v for k, v in proposal.items() if k not in ("gate", "raw")}  # type: ignore[return-value]
-    if current is not None and current.get("fingerprint") == record["fingerprint"]:
-        return None
-    return current
+    if current is None or current.get("fingerprint") != record["fingerprint"]:
+        return current
+    if record["kind"] == "rejected":
+        return {**current, "gate": "refuse"}
+    return current if record["kind"] in ("refused", "repeat") else None
 
 
 def must_resolve_first(
     verdict: Verdict | None, unresolved: Proposal | None, resolving: bool
 ) -> bool:
     """A run about to end with a side effect of unknown outcome replays it first (once per
-    stop: a replay that fails again ends the run, and the reason says so)."""
-    return verdict is not None and unresolved is not None and not resolving
+    stop: a replay that fails again ends the run, and the reason says so), unless the operator
+    rejected it."""
+    vetoed = unresolved is not None and unresolved.get("gate") == "refuse"
+    return verdict is not None and unresolved is not None and not resolving and not vetoed
+
+
+def settled_verdict(verdict: Verdict, unresolved: Proposal | None) -> Verdict:
+    """A run never completes while a side effect's outcome is unknown: the answer was given
+    blind (the operator rejected the replay), so it fails and the reason says why."""
+    if verdict["status"] != "completed" or unresolved is None:
+        return verdict
+    return {"status": "failed", "reason": "a final answer came before the outcome was settled"}
 
 
 def unknown_outcome_note(unresolved: Proposal | None) -> str:

@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from tether.decisions import policy, small_model
+from tether.decisions import side_effects as effects
 from tether.decisions.policy import NOT_AN_OUTCOME
-from tether.decisions.side_effects import must_resolve_first, unknown_outcome_note, unresolved_after
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -109,9 +109,9 @@ def _ending(
 ) -> dict[str, Any]:
     """Where the run goes from here: on, a replay of a call whose outcome is unknown before
     it may stop, or the end with the verdict's status."""
-    unresolved = unresolved_after(state, proposal, outcome.record, side_effects)
+    unresolved = effects.unresolved_after(state, proposal, outcome.record, side_effects)
     update: dict[str, Any] = {"unresolved": unresolved, "resolving": False}
-    if must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
+    if effects.must_resolve_first(outcome.verdict, unresolved, state.get("resolving", False)):
         assert unresolved is not None
         emit(
             state.get("steps", 0),
@@ -159,7 +159,9 @@ def _result_entry(
 
 def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> dict[str, Any]:
     """The outcome fields for a run that stops here (and the trace's finish event)."""
-    reason = verdict["reason"] + unknown_outcome_note(state.get("unresolved"))
+    verdict = effects.settled_verdict(verdict, state.get("unresolved"))
+    answer = answer if verdict["status"] == "completed" else None
+    reason = verdict["reason"] + effects.unknown_outcome_note(state.get("unresolved"))
     emit(
         state.get("steps", 0),
         "finish",
