@@ -17,6 +17,7 @@ from tether.testing import ScriptedChatModel
 from tests.scripts import act, final
 
 calls: list[dict[str, Any]] = []
+WIDE = {"amount": 123456789012345678901234567890}
 
 
 @tool(side_effects=True)
@@ -97,6 +98,11 @@ def test_description_says_when_the_arguments_do_not_validate() -> None:
         {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": {}}}]},
         [{"type": "approve"}],
         12,
+        # legal JSON, but no checkpoint can hold an integer over 64 bits
+        {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": WIDE}}]},
+        {"decisions": [{"type": "approve", "note": 2**100}]},
+        {"type": "approve", "note": -(2**64)},
+        {"decisions": [{"type": "reject", "message": "no"}], "extra": [2**70]},
     ],
 )
 def test_an_unusable_resume_asks_again_and_runs_nothing(answer: Any) -> None:

@@ -24,10 +24,13 @@ import json
 from typing import Annotated, Any, Literal, NotRequired
 
 from langchain_core.tools import BaseTool
+from langgraph.checkpoint.base import BaseCheckpointSaver
+from langgraph.checkpoint.serde.base import SerializerProtocol
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
 from tether.errors import TetherError
+from tether.tools.safe import json_safe
 
 DecisionType = Literal["approve", "edit", "reject"]
 ALLOWED_DECISIONS: list[DecisionType] = ["approve", "edit", "reject"]
@@ -135,6 +138,8 @@ def requested_tool(request: HITLRequest) -> str:
 
 def parse_decision(answer: Any, tool: str) -> Decision:
     """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise."""
+    if json_safe(answer) != answer:
+        raise ApprovalError(f"the answer is not JSON a run can save (an int over 64 bits?): {_HOW}")
     try:
         if isinstance(answer, dict) and "decisions" in answer:
             decisions = _RESPONSE.validate_python(answer)["decisions"]
@@ -162,3 +167,28 @@ def _first_problem(exc: ValidationError) -> str:
 
 def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+class AnswerSerde:
+    """A checkpointer's serializer that also writes what msgpack cannot. LangGraph saves a
+    resume value as it came, before a node reads it, so one integer over 64 bits would fail
+    the write after the call ran; kept exactly as JSON, it is refused on every read."""
+
+    def __init__(self, inner: SerializerProtocol) -> None:
+        self.inner = inner
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        try:
+            return self.inner.dumps_typed(obj)
+        except TypeError:
+            return "tether-json", json.dumps(obj).encode()
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return json.loads(data[1]) if data[0] == "tether-json" else self.inner.loads_typed(data)
+
+
+def keeping_answers(saver: BaseCheckpointSaver[Any] | None) -> BaseCheckpointSaver[Any] | None:
+    """``saver``, its serializer wrapped in :class:`AnswerSerde` (once)."""
+    if saver is not None and not isinstance(saver.serde, AnswerSerde):
+        saver.serde = AnswerSerde(saver.serde)
+    return saver

@@ -19,6 +19,7 @@ from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 
+from tether.control.approval import keeping_answers
 from tether.decisions import routing
 from tether.decisions.rules import DEFAULT_RULES, Rule
 from tether.loop.edge import Edge
@@ -82,7 +83,7 @@ def build_graph(
     _route(builder, "approve", routing.route_after_approve)
     _route(builder, "act", routing.route_after_act)
     _route(builder, "refuse", routing.route_after_refuse)
-    return builder.compile(checkpointer=checkpointer, name="tether")
+    return builder.compile(checkpointer=keeping_answers(checkpointer), name="tether")
 
 
 def _route(
