@@ -213,3 +213,32 @@ def test_a_rejected_call_proposed_again_is_refused_as_rejected(
     told = io.StringIO()
     TracePrinter(Console(file=told, width=200)).event(refused)
     assert "refused pay_order: this exact call was rejected by the operator" in told.getvalue()
+
+
+def stored_bytes(path: Path) -> int:
+    """What every table of a SQLite run store holds, in bytes."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+        total = 0
+        for table in tables:
+            columns = [r[1] for r in db.execute(f"PRAGMA table_info('{table}')")]
+            lengths = " + ".join(f"COALESCE(LENGTH({c}), 0)" for c in columns)
+            total += db.execute(f"SELECT COALESCE(SUM({lengths}), 0) FROM '{table}'").fetchone()[0]
+    return total
+
+
+def test_a_long_rejection_message_is_cut_before_it_is_saved(
+    world: World, store: RunStore, tmp_path: Path
+) -> None:
+    replies = [*SEED_FLOW_REPLIES[:3], final("not paid")]
+    agent = seed_agent(world, store, replies)
+    agent.run(SEED_TASK, thread_id="t10")
+    before = stored_bytes(tmp_path / "runs.sqlite")
+    rejection = {"decisions": [{"type": "reject", "message": "no " * 700_000}]}  # 2.1 MB
+    result = agent.resume("t10", rejection)
+    assert result.status == "completed"
+    grown = stored_bytes(tmp_path / "runs.sqlite") - before
+    assert grown < 100_000, grown
+    assert "…[cut " in result.state["tool_buffer"][-1]["result"]["message"]

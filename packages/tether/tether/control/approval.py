@@ -30,6 +30,8 @@ from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
 from tether.errors import TetherError
+from tether.text import cut
+from tether.tools.results import MESSAGE_CHARS
 from tether.tools.safe import json_safe
 
 DecisionType = Literal["approve", "edit", "reject"]
@@ -151,6 +153,8 @@ def parse_decision(answer: Any, tool: str) -> Decision:
     if len(decisions) != 1:
         raise ApprovalError(f"one call is waiting: give exactly one decision, not {len(decisions)}")
     decision = decisions[0]
+    if decision["type"] == "reject" and "message" in decision:  # kept in state and the trace
+        decision["message"] = cut(decision["message"], MESSAGE_CHARS, "rejection messages are cut")
     if decision["type"] == "edit" and decision["edited_action"]["name"] != tool:
         raise ApprovalError(
             f"an edit cannot switch tools: the waiting call is {tool}, "
