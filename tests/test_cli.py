@@ -124,6 +124,20 @@ def test_resume_with_reject_tells_the_model_and_pays_nothing(tmp_path: Path) -> 
     assert history[-1]["kind"] == "rejected"
 
 
+@pytest.mark.parametrize("flag", [["--approve"], ["--reject", "no"], ["--edit", "{}"]])
+def test_a_decision_for_a_run_that_is_not_waiting_is_bad_usage(
+    tmp_path: Path, flag: list[str]
+) -> None:
+    store, world = waiting_run(tmp_path)
+    tether("run", "--thread", "pay-1", "--reject", "no", *where(store, world))  # it ends
+    before = saved(store, "pay-1").state
+    done = tether("run", "--thread", "pay-1", *flag, *where(store, world))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "pay-1 is not waiting for approval" in lines[0], done.stderr
+    assert saved(store, "pay-1").state == before
+
+
 def test_a_bad_edit_is_refused_and_the_run_keeps_waiting(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
     edit = json.dumps({"order_id": "ORD-2024-001"})  # no amount

@@ -57,6 +57,10 @@ class Answers:
         if sum(chosen) > 1:
             raise TetherError("give at most one of --yes, --approve, --reject, --edit")
 
+    def decides(self) -> bool:
+        """A decision flag (not ``--yes``) is given: it answers a call already waiting."""
+        return self.approve or self.reject is not None or self.edit is not None
+
     def answer(self, request: HITLRequest, registry: ToolRegistry, console: Console) -> Any:
         """The answer to ``request``, or None when nobody can give one."""
         show(request, console)

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
+from tether import TetherError
 
 from tether_cli.console import TracePrinter
 from tether_cli.output import EXIT_WAITING, finish
@@ -127,6 +128,11 @@ def drive(agent: Agent, options: RunOptions) -> tuple[RunResult, TracePrinter | 
         result = agent.run(options.task, thread_id=thread_id, context=context, observer=printer)
         return result, printer
     current = agent.status(thread_id)
+    if current.pending is None and options.answers().decides():
+        raise TetherError(
+            f"run {thread_id} is not waiting for approval ({current.status}): there is no call "
+            "for --approve, --reject or --edit to answer"
+        )
     spent = current.usage["total_tokens"]
     printer = None if options.as_json else TracePrinter(tokens=spent)  # the count continues
     if current.pending is None and current.status == "running":
