@@ -34,14 +34,30 @@ def die_after_payment(state: Any, result: Any, settings: Any) -> None:
         os._exit(CRASH_EXIT)
 
 
+def die_before_the_final_checkpoint(saver: Any) -> None:
+    """Kill the process once the last node's writes are saved, before the checkpoint that
+    holds the run's final status is."""
+    put = saver.put
+
+    def dying_put(config: Any, checkpoint: Any, metadata: Any, versions: Any) -> Any:
+        if checkpoint["channel_values"].get("status", "running") != "running":
+            os._exit(CRASH_EXIT)
+        return put(config, checkpoint, metadata, versions)
+
+    saver.put = dying_put
+
+
 def main(store_path: str, world_dir: str, crash_point: str) -> None:
     world = World.create(Path(world_dir))
     rules = (die_after_payment,) if crash_point == "after_charge" else ()
     die_at = 4 if crash_point == "between_steps" else 0
     model = DyingModel(responses=list(SEED_FLOW_REPLIES), die_at=die_at)
+    store = open_run_store(store_path)
+    if crash_point == "before_final_checkpoint":
+        die_before_the_final_checkpoint(store.checkpointer)
     agent = Agent(
         AgentSettings(approval_tools=[]),
-        store=open_run_store(store_path),
+        store=store,
         registry=world.registry(),
         model=model,
         rules=rules,

@@ -20,11 +20,8 @@ from tests.crash_worker import CRASH_EXIT
 ROOT = Path(__file__).parent.parent
 
 
-@pytest.mark.parametrize(
-    ("crash_point", "replies_left"),
-    [("between_steps", 1), ("after_charge", 1)],
-)
-def test_resume_after_the_process_died(tmp_path: Path, crash_point: str, replies_left: int) -> None:
+def crash(tmp_path: Path, crash_point: str) -> tuple[Path, Path]:
+    """Run the crash worker to ``crash_point``; the store's and the world's paths."""
     store_path, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
     World.create(world_dir).close()  # seed it once
     worker = subprocess.run(
@@ -36,7 +33,29 @@ def test_resume_after_the_process_died(tmp_path: Path, crash_point: str, replies
         timeout=120,
     )
     assert worker.returncode == CRASH_EXIT, worker.stderr[-2000:]
+    return store_path, world_dir
 
+
+def test_a_run_killed_before_its_final_checkpoint_is_listed_as_it_ended(tmp_path: Path) -> None:
+    """The last node's writes are saved, the checkpoint after it is not: the run has ended
+    (resume has nothing to run), and the list says so."""
+    store_path, _ = crash(tmp_path, "before_final_checkpoint")
+    with open_run_store(store_path) as store:
+        agent = Agent(AgentSettings(approval_tools=[]), store=store)
+        (summary,) = agent.runs()
+        status = agent.status("crash")
+    assert status.status == "completed"
+    assert (summary.status, summary.waiting_for) == ("completed", None)
+    assert summary.steps == 4 and summary.reason == status.reason
+    assert summary.total_tokens == status.usage["total_tokens"]
+
+
+@pytest.mark.parametrize(
+    ("crash_point", "replies_left"),
+    [("between_steps", 1), ("after_charge", 1)],
+)
+def test_resume_after_the_process_died(tmp_path: Path, crash_point: str, replies_left: int) -> None:
+    store_path, world_dir = crash(tmp_path, crash_point)
     with World.create(world_dir) as world, open_run_store(store_path) as store:
         charged = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
         assert len(charged) == 1  # the worker paid before it died

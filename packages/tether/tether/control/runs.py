@@ -8,6 +8,8 @@ from typing import Any
 
 from langgraph.checkpoint.base import BaseCheckpointSaver, CheckpointTuple
 
+from tether.state import add_usage
+
 
 @dataclass
 class RunSummary:
@@ -43,7 +45,14 @@ def _latest(items: Iterable[CheckpointTuple]) -> list[RunSummary]:
 
 
 def _summary(thread_id: str, item: Any) -> RunSummary:
-    values = item.checkpoint.get("channel_values", {})
+    """The run as resume would see it: a process killed after a node's writes were saved,
+    before the checkpoint after it, left the run's end in those writes (as get_state reads)."""
+    values = dict(item.checkpoint.get("channel_values", {}))
+    for _, channel, value in item.pending_writes or []:
+        if channel in ("status", "reason", "steps"):
+            values[channel] = value
+        elif channel == "usage":
+            values["usage"] = add_usage(values.get("usage"), value)
     usage = values.get("usage") or {}
     status = values.get("status", "running")
     waiting = None
