@@ -242,3 +242,19 @@ def test_a_long_rejection_message_is_cut_before_it_is_saved(
     grown = stored_bytes(tmp_path / "runs.sqlite") - before
     assert grown < 100_000, grown
     assert "…[cut " in result.state["tool_buffer"][-1]["result"]["message"]
+
+
+def test_a_trace_table_from_before_supersteps_is_upgraded(world: World, tmp_path: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(tmp_path / "old.sqlite") as db:
+        db.execute(
+            "CREATE TABLE tether_trace (id INTEGER PRIMARY KEY, thread_id VARCHAR(200) NOT NULL,"
+            " step INTEGER NOT NULL, event VARCHAR(40) NOT NULL, detail TEXT NOT NULL)"
+        )
+        db.execute("INSERT INTO tether_trace VALUES (1, 'old', 0, 'start', '{}')")
+    with open_run_store(tmp_path / "old.sqlite") as old:
+        agent = seed_agent(world, old)
+        agent.run(SEED_TASK, thread_id="new")
+        assert agent.trace("old") == [{"step": 0, "event": "start", "detail": {}}]
+        assert [e["event"] for e in agent.trace("new")][:2] == ["start", "model_call"]

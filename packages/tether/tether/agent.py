@@ -97,9 +97,6 @@ class Agent(AgentBase[RunStore]):
 
     def _drive(self, payload: Any, drive: Drive) -> RunResult:
         chunks = self.graph.stream(payload, drive.config, **drive.options)
-        try:  # a list of stream modes yields (mode, chunk) pairs
-            for mode, chunk in cast(Iterator[tuple[str, Any]], chunks):
-                self.store.trace.append(drive.thread_id, drive.feed(mode, chunk))
-        finally:
-            self.store.trace.append(drive.thread_id, drive.rest())
+        for mode, chunk in cast(Iterator[tuple[str, Any]], chunks):  # (mode, chunk) pairs
+            drive.feed(mode, chunk)
         return result_of(drive.thread_id, self._snapshot(drive.thread_id))

@@ -113,6 +113,7 @@ class AgentBase(Generic[StoreT]):
             registry=self.registry,
             checkpointer=store.checkpointer,
             cancel_store=store.cancels,
+            trace_log=store.trace,
             rules=rules,
             sleep=sleep,
             asleep=asleep,
@@ -212,39 +213,29 @@ def outline(thread_id: str, snapshot: Any, trace: list[TraceEvent]) -> RunOutlin
 
 class Drive:
     """One drive of the graph (a run or a resume, to its next pause or end): what to stream
-    with, and the stream routed: trace events to the observer as they come and, once their
-    node's checkpoint is written, to the run store's trace log; tokens to the observer."""
+    with, and the stream routed to the observer: trace events as they come, and tokens (the
+    nodes save their events to the run store's trace log themselves)."""
 
     def __init__(
         self, thread_id: str, context: dict[str, Any] | None, observer: RunObserver | None
     ) -> None:
         self.thread_id = thread_id
         self.observer = observer
-        self.unsaved: list[TraceEvent] = []
         self.config = AgentBase._config(thread_id)
-        modes: list[StreamMode] = ["custom", "updates"]
+        modes: list[StreamMode] = ["custom"]
         if observer:
             modes.append("messages")
         # "sync": each step is on disk before the next starts, so a crash loses at most the
         # step in flight (and side-effecting tools are idempotent per run id).
         self.options: dict[str, Any] = dict(context=context, stream_mode=modes, durability="sync")
 
-    def feed(self, mode: str, chunk: Any) -> list[TraceEvent]:
-        """Take one ``(mode, chunk)`` of the stream; return the events to append to the trace
-        log now (those of a node whose checkpoint has just been written), often none."""
+    def feed(self, mode: str, chunk: Any) -> None:
+        """Take one ``(mode, chunk)`` of the stream."""
+        if self.observer is None:
+            return
         if mode == "custom":
-            self.unsaved.append(chunk)
-            if self.observer:
-                self.observer.event(chunk)
-        elif mode == "updates":  # a node finished and its checkpoint is written
-            return self.rest()
-        elif self.observer:
+            self.observer.event(chunk)
+        else:
             message, meta = chunk
             if meta.get("langgraph_node") == "think" and message.text:
                 self.observer.token(message.text)
-        return []
-
-    def rest(self) -> list[TraceEvent]:
-        """The events not handed out yet (when the stream ends, or fails)."""
-        events, self.unsaved = self.unsaved, []
-        return events

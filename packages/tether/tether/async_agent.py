@@ -95,14 +95,6 @@ class AsyncAgent(AgentBase[AsyncRunStore]):
 
     async def _drive(self, payload: Any, drive: Drive) -> RunResult:
         chunks = self.graph.astream(payload, drive.config, **drive.options)
-        try:
-            async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], chunks):
-                if events := drive.feed(mode, chunk):  # most chunks leave nothing to save
-                    await self._save(drive.thread_id, events)
-        finally:
-            await self._save(drive.thread_id, drive.rest())
+        async for mode, chunk in cast(AsyncIterator[tuple[str, Any]], chunks):
+            drive.feed(mode, chunk)
         return result_of(drive.thread_id, await self._snapshot(drive.thread_id))
-
-    async def _save(self, thread_id: str, events: list[TraceEvent]) -> None:
-        if events:
-            await asyncio.to_thread(self.store.trace.append, thread_id, events)

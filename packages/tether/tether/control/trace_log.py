@@ -1,9 +1,10 @@
 """A run's trace, kept beside its checkpoints as an append-only log.
 
 The trace (every model call, tool call and decision) is streamed by the graph, not stored in
-its state, so checkpoints stay small and flat however long a run is. ``Agent`` appends each
-node's events here after the node's checkpoint is written, so ``tether runs show`` can list a
-saved run's steps, across resumes and processes.
+its state, so checkpoints stay small and flat however long a run is. A node of an ``Agent``'s
+graph saves its events here before it returns, so before its writes are saved, keyed by its
+superstep: a node run again after a kill replaces them, and one whose writes were saved is
+not run again, so each step's events are here exactly once, across resumes and processes.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ _events = sa.Table(
     sa.Column("step", sa.Integer, nullable=False),
     sa.Column("event", sa.String(40), nullable=False),
     sa.Column("detail", sa.Text, nullable=False),
+    sa.Column("superstep", sa.Integer, nullable=True),  # LangGraph's step of the node
 )
 
 
@@ -33,21 +35,27 @@ class SqlTraceLog:
     def __init__(self, engine: sa.Engine) -> None:
         self._engine = engine
         _metadata.create_all(engine)
+        if "superstep" not in {c["name"] for c in sa.inspect(engine).get_columns(_events.name)}:
+            with engine.begin() as conn:  # a store from before the column
+                conn.execute(sa.text("ALTER TABLE tether_trace ADD COLUMN superstep INTEGER"))
 
-    def append(self, thread_id: str, events: list[TraceEvent]) -> None:
-        if not events:
-            return
+    def append(self, thread_id: str, superstep: int, events: list[TraceEvent]) -> None:
+        """Save a node's ``events``, replacing any saved for its ``superstep`` before."""
         rows = [
             {
                 "thread_id": thread_id,
                 "step": int(e["step"]),
                 "event": str(e["event"])[:40],
                 "detail": json.dumps(e["detail"], ensure_ascii=False, default=str),
+                "superstep": superstep,
             }
             for e in events
         ]
+        mine = (_events.c.thread_id == thread_id) & (_events.c.superstep == superstep)
         with self._engine.begin() as conn:
-            conn.execute(_events.insert(), rows)
+            conn.execute(_events.delete().where(mine))
+            if rows:
+                conn.execute(_events.insert(), rows)
 
     def read(self, thread_id: str) -> list[TraceEvent]:
         query = sa.select(_events).where(_events.c.thread_id == thread_id).order_by(_events.c.id)

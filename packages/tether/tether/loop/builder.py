@@ -36,6 +36,7 @@ from tether.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from tether.control.cancel import CancelStore
+    from tether.control.trace_log import SqlTraceLog
 
 
 def build_graph(
@@ -50,6 +51,7 @@ def build_graph(
     asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     seed: int | None = None,
     cancel_store: CancelStore | None = None,
+    trace_log: SqlTraceLog | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile tether's agent loop.
 
@@ -57,7 +59,8 @@ def build_graph(
     built on first use, so compiling contacts no server. ``rules`` run after the built-in
     ones (low confidence). ``sleep``/``asleep`` are what backoff waits with in sync/async
     runs (tests pass recorders); ``seed`` fixes the backoff jitter. ``cancel_store`` lets
-    another process stop a run between steps (see tether.control).
+    another process stop a run between steps, and each node saves its events to ``trace_log``
+    before it returns (see tether.control).
     """
     deps = Deps(
         settings=settings,
@@ -69,6 +72,7 @@ def build_graph(
         asleep=asleep,
         rng=random.Random(seed),
         cancel_store=cancel_store,
+        trace_log=trace_log,
     )
     context = run_settings_schema(settings) if settings is not None else RunSettings
     builder = StateGraph(AgentState, context_schema=context, input_schema=InputState)

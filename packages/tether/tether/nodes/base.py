@@ -8,17 +8,20 @@ directly. Both go through the same pure steps; only the I/O differs.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from langchain_core.runnables import Runnable, RunnableConfig
-from langgraph.config import get_stream_writer
+from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import get_runtime
 from tether.nodes.deps import Deps
 from tether.settings import AgentSettings
 from tether.state import AgentState, TraceEvent, TraceEventName
 
 T = TypeVar("T")
+_collected: ContextVar[list[TraceEvent] | None] = ContextVar("tether_events", default=None)
 
 
 class Node(Runnable[AgentState, dict[str, Any]]):
@@ -47,12 +50,38 @@ class Node(Runnable[AgentState, dict[str, Any]]):
     def invoke(
         self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        return self.run(input, self.settings())
+        with _collecting() as events:
+            update = self.run(input, self.settings())
+        if self.deps.trace_log is not None:
+            self.deps.trace_log.append(*_key(), events)
+        return update
 
     async def ainvoke(
         self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any
     ) -> dict[str, Any]:
-        return await self.arun(input, self.settings())
+        with _collecting() as events:
+            update = await self.arun(input, self.settings())
+        if self.deps.trace_log is not None:
+            await asyncio.to_thread(self.deps.trace_log.append, *_key(), events)
+        return update
+
+
+@contextmanager
+def _collecting() -> Iterator[list[TraceEvent]]:
+    """The events a node emits, kept to be saved once it has finished (not if it raised, or
+    paused for approval: it runs again on resume)."""
+    events: list[TraceEvent] = []
+    token = _collected.set(events)
+    try:
+        yield events
+    finally:
+        _collected.reset(token)
+
+
+def _key() -> tuple[str, int]:
+    """The run's thread and the node's superstep (the same when a killed node runs again)."""
+    config = get_config()
+    return str(config["configurable"]["thread_id"]), int(config["metadata"]["langgraph_step"])
 
 
 def emit(step: int, event: TraceEventName, detail: dict[str, Any]) -> None:
@@ -62,3 +91,5 @@ def emit(step: int, event: TraceEventName, detail: dict[str, Any]) -> None:
     and the console's table (``tether_cli.console.EVENT_HANDLERS``) says how it is shown."""
     record: TraceEvent = {"step": step, "event": event, "detail": detail}
     get_stream_writer()(record)
+    if (events := _collected.get()) is not None:
+        events.append(record)

@@ -24,6 +24,7 @@ from tether.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from tether.control.cancel import CancelStore
+    from tether.control.trace_log import SqlTraceLog
 
 MODEL_FIELDS = (
     "base_url",
@@ -67,6 +68,7 @@ class Deps:
     asleep: Callable[[float], Awaitable[None]] = asyncio.sleep
     rng: random.Random = field(default_factory=random.Random)
     cancel_store: CancelStore | None = None  # a run store's cancel flags (tether.control)
+    trace_log: SqlTraceLog | None = None  # a run store's trace log: each node saves its events
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
     _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
