@@ -21,6 +21,7 @@ from tether.control.approval import (
     Decision,
     HITLRequest,
     is_approval_request,
+    keeping_answers,
     parse_decision,
     requested_tool,
 )
@@ -119,6 +120,7 @@ class AgentBase(Generic[StoreT]):
             asleep=asleep,
             seed=seed,
         )
+        keeping_answers(store.checkpointer)  # what runs() reads with
 
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:

@@ -191,8 +191,8 @@ class AnswerSerde:
         return json.loads(data[1]) if data[0] == "tether-json" else self.inner.loads_typed(data)
 
 
-def keeping_answers(saver: BaseCheckpointSaver[Any] | None) -> BaseCheckpointSaver[Any] | None:
-    """``saver``, its serializer wrapped in :class:`AnswerSerde` (once)."""
-    if saver is not None and not isinstance(saver.serde, AnswerSerde):
+def keeping_answers(saver: Any) -> None:
+    """Wrap ``saver``'s serializer in :class:`AnswerSerde` (once). Done after compiling, so
+    the msgpack allowlist LangGraph's strict mode gives the saver stays inside the wrapper."""
+    if isinstance(saver, BaseCheckpointSaver) and not isinstance(saver.serde, AnswerSerde):
         saver.serde = AnswerSerde(saver.serde)
-    return saver

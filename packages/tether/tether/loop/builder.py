@@ -87,7 +87,9 @@ def build_graph(
     _route(builder, "approve", routing.route_after_approve)
     _route(builder, "act", routing.route_after_act)
     _route(builder, "refuse", routing.route_after_refuse)
-    return builder.compile(checkpointer=keeping_answers(checkpointer), name="tether")
+    graph = builder.compile(checkpointer=checkpointer, name="tether")
+    keeping_answers(graph.checkpointer)  # the saver the graph uses (compiling may copy it)
+    return graph
 
 
 def _route(
