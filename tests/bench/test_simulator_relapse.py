@@ -190,3 +190,19 @@ def test_every_trait_is_a_probability() -> None:
         with pytest.raises(ValueError):
             STRONG.with_overrides(**{field: 1.5})
         assert info.description, field
+
+
+def test_the_command_line_crosses_personas_with_a_grid() -> None:
+    import typer
+    from tether_bench.cli import persona_specs
+
+    cells = persona_specs(["strong", "loopy"], ["fix_rate=0.5"], ["heed=0,0.9", "stickiness=0.1"])
+    assert cells == [
+        "strong;fix_rate=0.5;heed=0;stickiness=0.1",
+        "strong;fix_rate=0.5;heed=0.9;stickiness=0.1",
+        "loopy;fix_rate=0.5;heed=0;stickiness=0.1",
+        "loopy;fix_rate=0.5;heed=0.9;stickiness=0.1",
+    ]
+    assert all(persona_from_spec(cell).fix_rate == 0.5 for cell in cells)
+    with pytest.raises(typer.BadParameter, match="TRAIT=V1,V2"):
+        persona_specs(["strong"], [], ["heed"])

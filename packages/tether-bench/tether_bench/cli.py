@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from pydantic import ValidationError
@@ -83,24 +83,29 @@ def bench(  # one line per flag; the flags only fill BenchOptions
     from tether.extras import require
 
     require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
+    run_bench(bench_options(values), command=" ".join(["tether", "bench", *sys.argv[2:]]))
+
+
+def bench_options(flags: dict[str, Any]) -> BenchOptions:
+    """The flags as one validated BenchOptions; exit 2 with one line on a bad value."""
     from tether_bench.options import BenchOptions
 
+    values = dict(flags)
     values.update(
-        agents=_split(agents),
-        seeds=_split(seeds),
-        personas=persona_specs(_split(personas), trait or [], grid or []),
-        categories=category or [],
+        agents=_split(values["agents"]),
+        seeds=_split(values["seeds"]),
+        personas=persona_specs(
+            _split(values["personas"]), values.pop("trait") or [], values.pop("grid") or []
+        ),
+        categories=values.pop("category") or [],
     )
-    for name in ("category", "trait", "grid"):
-        del values[name]
-    if token_budget is None:
+    if values["token_budget"] is None:
         del values["token_budget"]
     try:
-        options = BenchOptions.model_validate(values)
+        return BenchOptions.model_validate(values)
     except ValidationError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
-    run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
 
 
 def persona_specs(names: list[str], traits: list[str], grid: list[str]) -> list[str]:
