@@ -206,3 +206,11 @@ def test_the_command_line_crosses_personas_with_a_grid() -> None:
     assert all(persona_from_spec(cell).fix_rate == 0.5 for cell in cells)
     with pytest.raises(typer.BadParameter, match="TRAIT=V1,V2"):
         persona_specs(["strong"], [], ["heed"])
+
+
+def test_switching_repeat_previous_off_switches_the_relapse_traits_off() -> None:
+    from tether_bench.backends import BackendSpec
+
+    off = BackendSpec(kind="sim", disabled_faults=("repeat_previous",)).simulated_persona()
+    assert (off.repeat_after_success, off.repeat_after_failure, off.stickiness) == (0, 0, 0)
+    assert BackendSpec(kind="sim").simulated_persona().stickiness == STRONG.stickiness

@@ -186,7 +186,8 @@ class BackendSpec:
     gguf: str | None = None
     """local: the GGUF file to serve (default: the bundled SmolLM2)."""
     disabled_faults: tuple[str, ...] = ()
-    """sim: fault kinds switched off (weight 0), for the sensitivity table."""
+    """sim: fault kinds switched off (weight 0; for ``repeat_previous``, the relapse
+    traits 0), for the sensitivity table."""
     sim_latency: bool = True
     url: str | None = None
     model: str | None = None
@@ -225,8 +226,10 @@ class BackendSpec:
         weights = {
             k: 0.0 if k in self.disabled_faults else w for k, w in chosen.fault_weights.items()
         }
+        relapse = {"repeat_after_success", "repeat_after_failure", "stickiness"}
+        off = dict.fromkeys(relapse, 0.0) if "repeat_previous" in self.disabled_faults else {}
         return chosen.with_overrides(
-            fault_rate=self.fault_rate, fix_rate=self.fix_rate, fault_weights=weights
+            fault_rate=self.fault_rate, fix_rate=self.fix_rate, fault_weights=weights, **off
         )
 
     def as_url(self, running: Backend) -> BackendSpec:
