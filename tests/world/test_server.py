@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from tether_world.server import serve_in_thread
 from tether_world.transport import InProcessTransport
 from typer.testing import CliRunner
 
+from tests.cli_helpers import TETHER, clean_env
 from tests.world.helpers import ok
 
 
@@ -78,3 +80,20 @@ def test_cli_serve_passes_host_port_and_faults(
     assert (served["host"], served["port"]) == ("127.0.0.1", 18999)
     assert "http://127.0.0.1:18999" in result.output
     assert (served["first"], served["second"]) == (503, 201)  # the plan from the file applies
+
+
+@pytest.mark.parametrize("port", ["70000", "65536", "0", "-1"])
+def test_serve_refuses_a_port_outside_1_to_65535(tmp_path: Path, port: str) -> None:
+    """70000 used to be taken modulo 65536 (port 4464); the command must refuse it instead."""
+    done = subprocess.run(
+        [TETHER, "world", "serve", "--port", port, "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=clean_env(),
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "--port" in lines[0], lines
+    assert "Uvicorn running" not in done.stderr + done.stdout

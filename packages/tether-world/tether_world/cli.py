@@ -39,7 +39,9 @@ Seed = Annotated[int, typer.Option("--seed", help="Seed of the generated data.")
 @world_app.command()
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8765,
+    port: Annotated[  # bounded: the socket layer would take 70000 modulo 65536 (port 4464)
+        int, typer.Option(min=1, max=65535, help="Port to listen on (1-65535).")
+    ] = 8765,
     data_dir: DataDir = None,
     url: Url = None,
     seed: Seed = DEFAULT_SEED,
