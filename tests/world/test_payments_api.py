@@ -10,6 +10,7 @@ import httpx
 import pytest
 from tether_world import World
 from tether_world import db as world_db
+from tether_world.payments_body import MAX_BODY_BYTES
 from tether_world.transport import InProcessTransport
 
 from tests.world.helpers import order_with
@@ -255,6 +256,25 @@ def test_malformed_encodings_are_400(http: httpx.Client) -> None:
     )
     refund = http.post("/payments/PAY-0000000000000000/refund", content=b"[1]")
     assert_refused(refund, 400, "body_invalid")
+
+
+@pytest.mark.parametrize(
+    ("encoding", "width"), [("utf-16-le", 2), ("utf-16", 2), ("utf-16-be", 2), ("utf-32", 4)]
+)
+def test_a_body_not_in_utf8_is_refused_before_decoding(
+    world: World, http: httpx.Client, encoding: str, width: int
+) -> None:
+    """JSON over HTTP is UTF-8, and the depth scan reads UTF-8 bytes. In UTF-16, "∀" (bytes
+    00 22) fooled the scan into a string that hid thousands of levels of nesting from it; the
+    decoder then overflowed the stack: HTTP 500 with a traceback."""
+    depth = (MAX_BODY_BYTES // width - 16) // 2
+    body = ('["\u2200", ' + "[" * depth + "]" * depth + "]").encode(encoding)
+    assert len(body) <= MAX_BODY_BYTES
+    before = world.snapshot_hash()
+    response = http.post("/payments", content=body, headers={"Idempotency-Key": KEY})
+    assert_refused(response, 400, "body_invalid")
+    assert "UTF-8" in response.json()["error"]["message"]
+    assert world.snapshot_hash() == before
 
 
 def test_a_hundred_thousand_deep_body_is_a_4xx(http: httpx.Client) -> None:

@@ -5,7 +5,8 @@ answers 201 with the new payment, or 200 with header ``Idempotent-Replayed: true
 repeated key. ``GET /payments/{id}``; ``POST /payments/{id}/refund`` (body ``{"reason"}``,
 optional). Errors are ``{"error": {"code", "message"}}`` with a 4xx status. JSON numbers are
 read as Decimal, never float. Bodies are untrusted (:mod:`tether_world.payments_body`): over
-16 KiB is 413, nesting deeper than 8 or malformed JSON is 400, an unknown field is 422.
+16 KiB is 413, nesting deeper than 8, a body not in UTF-8 or malformed JSON
+is 400, an unknown field is 422.
 
 Each endpoint consults a :class:`FaultInjector` (targets ``api.create_payment``,
 ``api.get_payment``, ``api.refund_payment``) before, or with ``after_effect`` after, doing its

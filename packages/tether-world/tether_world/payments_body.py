@@ -31,14 +31,18 @@ async def read_json_object(
     raw = await _read_bounded(request)
     if not raw.strip() and optional:
         return {}
+    try:  # JSON over HTTP is UTF-8 (RFC 8259); the depth scan reads UTF-8 bytes only
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise PaymentError(400, "body_invalid", "The request body must be UTF-8 JSON.") from None
     if nesting_depth(raw) > MAX_DEPTH:
         raise PaymentError(
             400, "body_too_deep", f"The request body nests deeper than {MAX_DEPTH} levels."
         )
     try:
-        body = json.loads(raw, parse_float=Decimal)
-    except (ValueError, UnicodeDecodeError):
-        raise PaymentError(400, "body_invalid", "The request body must be JSON.") from None
+        body = json.loads(text, parse_float=Decimal)
+    except (ValueError, RecursionError):
+        raise PaymentError(400, "body_invalid", "The request body must be UTF-8 JSON.") from None
     if not isinstance(body, dict):
         raise PaymentError(400, "body_invalid", "The request body must be a JSON object.")
     unknown = sorted(set(body) - set(allowed))
@@ -70,7 +74,9 @@ async def _read_bounded(request: Request) -> bytes:
 
 
 def nesting_depth(raw: bytes) -> int:
-    """The deepest ``{``/``[`` nesting outside JSON strings, in one pass."""
+    """The deepest ``{``/``[`` nesting outside JSON strings, in one pass over UTF-8 bytes (in
+    which no byte of a multi-byte character is ASCII; in UTF-16 one is, so it is refused
+    before this runs)."""
     depth = deepest = 0
     in_string = escaped = False
     for byte in raw:
