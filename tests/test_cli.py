@@ -62,6 +62,33 @@ def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str]) 
 
 
 @pytest.mark.parametrize(
+    ("args", "env"),
+    [
+        (["run", "t", "--tools", ".", "--store", "{tmp}/runs.sqlite"], {}),  # a relative module
+        (["runs", "list", "--store", "postgresql://u:secret@[bad/x"], {}),  # unparsable host
+        (["runs", "list"], {"TETHER_STORE": "postgres://u@127.0.0.1:1/x?bogus=1"}),
+        (["run", "t", "--base-url", "http://[::1", "--store", "{tmp}/runs.sqlite"], {}),
+        (["runs", "list", "--store", "{tmp}/runs.sqlite"], {"TETHER_BASE_URL": "http://h:x/v1"}),
+        (["world", "serve", "--faults", "{tmp}/list.json", "--data-dir", "{tmp}/world"], {}),
+        (["world", "hash", "--url", "sqlite:///{tmp}/list.json"], {}),  # not a database
+        (["run", "t", "--tools", "demo", "--world-db", "sqlite:///{tmp}/list.json"], {}),
+    ],
+)
+def test_malformed_input_gets_one_line_and_exit_2_not_an_internal_error(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> None:
+    """Each of these was "internal error" and exit 1; the README promises one line and 2."""
+    (tmp_path / "list.json").write_text("[1]")  # valid JSON, but neither a plan nor a database
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    done = tether(*args, env=clean_env(**env), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert "secret" not in done.stderr  # a password in a URL is never echoed
+
+
+@pytest.mark.parametrize(
     "command", [["runs", "list"], ["demo"], ["run", "t"], ["world", "hash"], ["graph"]]
 )
 @pytest.mark.parametrize(

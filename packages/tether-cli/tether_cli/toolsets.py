@@ -43,6 +43,8 @@ def _factory(name: str) -> Callable[..., Any]:
     try:
         if found:
             return found[0].load()  # type: ignore[no-any-return]
+        if not all(part.isidentifier() for part in name.split(".")):
+            raise _unknown(name, "nor a module path")  # ".x" would be a relative import
         module = importlib.import_module(name)
     except MissingExtraError:
         raise

@@ -130,6 +130,8 @@ class FaultInjector:
 
     def set_plan(self, plan: FaultPlan | None) -> None:
         """Replace the plan (None clears it) and restart every call count at 0."""
+        if not isinstance(plan, Mapping | None):  # a plan read from a file is untrusted
+            raise ValueError(f"a fault plan maps targets to faults, not {type(plan).__name__}")
         parsed = {
             target: spec if isinstance(spec, TargetFaults) else TargetFaults.model_validate(spec)
             for target, spec in (plan or {}).items()

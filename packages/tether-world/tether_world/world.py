@@ -91,7 +91,7 @@ class World:
         world = cls(db.make_engine(url), seed=seed, data_dir=directory)
         try:
             world._open(fresh=fresh)
-        except sa.exc.OperationalError as exc:
+        except sa.exc.DatabaseError as exc:  # unreachable, or a file that is not a database
             world.close()
             raise unreachable(url, exc) from None
         except BaseException:

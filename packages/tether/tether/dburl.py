@@ -7,6 +7,7 @@ dialect with a driver (``postgresql+psycopg://``), so each consumer asks for its
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit, urlunsplit
 
 from tether.errors import TetherError
@@ -43,9 +44,12 @@ def libpq_url(url: str) -> str:
 
 def redacted(url: str) -> str:
     """``url`` with any password replaced by ``***``, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
+    try:
+        parts = urlsplit(url)
+        if parts.password is None:
+            return url
+    except ValueError:  # unparsable (a bad host or port): hide all between "://" and "@"
+        return re.sub(r"(?<=://)[^/]*(?=@)", "***", url)
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
 
@@ -55,4 +59,5 @@ def unreachable(url: str, exc: BaseException) -> DatabaseUnreachableError:
     cause = getattr(exc, "orig", None) or exc  # SQLAlchemy wraps the driver's error
     lines = [line.strip() for line in str(cause).splitlines() if line.strip()]
     why = lines[0] if lines else type(cause).__name__
+    why = why.replace(libpq_url(url), redacted(url))  # libpq may quote the URL, password too
     return DatabaseUnreachableError(f"cannot open the database at {redacted(url)}: {why}")

@@ -9,9 +9,10 @@ what LangGraph Studio edits.
 from __future__ import annotations
 
 from functools import cache
-from typing import Any, Literal, Optional
+from typing import Annotated, Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, create_model
+from pydantic.functional_validators import AfterValidator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from tether.errors import SettingsError
@@ -23,13 +24,26 @@ ProtocolName = Literal["react", "json_schema", "native"]
 """The output protocols (tether.llm.protocols.PROTOCOLS has one object for each)."""
 
 
+def _endpoint(url: str) -> str:
+    """A URL httpx can open, refused here rather than as a crash at the first model call."""
+    import httpx  # only when an endpoint is set: `tether --help` need not load it
+
+    try:
+        parsed = httpx.URL(url)
+    except httpx.InvalidURL as exc:
+        raise ValueError(f"not a usable URL ({exc})") from None
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ValueError("must be an http:// or https:// URL with a host")
+    return url
+
+
 class AgentSettings(BaseSettings):
     """Model endpoint, loop policy and memory limits for one agent."""
 
     model_config = SettingsConfigDict(env_prefix="TETHER_", extra="forbid", frozen=True)
 
     # --- model endpoint -------------------------------------------------------------------
-    base_url: str | None = Field(
+    base_url: Annotated[str, AfterValidator(_endpoint)] | None = Field(
         None,
         description="OpenAI-compatible endpoint (vLLM), e.g. http://localhost:8000/v1. "
         "Unset: tether serves its embedded local model.",

@@ -128,7 +128,7 @@ def _reaching(url: str) -> Iterator[None]:
 
     try:
         yield
-    except psycopg.OperationalError as exc:
+    except (psycopg.OperationalError, psycopg.ProgrammingError) as exc:  # down, or a bad URL
         raise unreachable(url, exc) from None
 
 
