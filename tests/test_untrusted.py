@@ -8,19 +8,22 @@ Bounded for the suite (``SOAK_EXAMPLES`` raises the count: ``make soak``).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import sqlite3
 from decimal import Decimal
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.memory.tokens import TiktokenCounter, count_messages
 from tether.state import TERMINAL_STATUSES
-from tether.testing import ScriptedChatModel, run_traced
+from tether.testing import FunctionChatModel, ScriptedChatModel, run_traced
 
 EXAMPLES = int(os.environ.get("SOAK_EXAMPLES", "40"))
 PROPERTY = settings(
@@ -278,6 +281,35 @@ def test_negative_usage_is_not_spent_and_the_budget_still_trips() -> None:
     assert state["usage"]["total_tokens"] > 0
     assert any(e["event"] == "usage_counted" for e in trace)
     assert state["status"] in ("partial", "no_progress")
+
+
+@pytest.mark.parametrize("low", ["input", "output"])
+def test_usage_reported_implausibly_low_is_counted_and_the_budget_holds(low: str) -> None:
+    """A server reporting 1 token a call ran a 3,000-token budget 15 calls deep (~22,500
+    real tokens, 30 reported): too little is as untrusted as too much."""
+    counter, keys = TiktokenCounter(), itertools.count()
+
+    def reply(messages: list[Any]) -> AIMessage:
+        key = f"k{next(keys)}"  # a new call each step, so nothing ends the run as a repeat
+        text = f'Thought: {"look further " * 60}\nAction: probe\nAction Input: {{"key": "{key}"}}'
+        real_in = count_messages(counter, messages)
+        usage = {"input_tokens": 1, "output_tokens": 0, "total_tokens": 1}
+        if low == "output":
+            usage = {"input_tokens": real_in, "output_tokens": 1, "total_tokens": real_in + 1}
+        return AIMessage(text, usage_metadata=usage)  # type: ignore[arg-type]
+
+    graph = build_graph(
+        AgentSettings(token_budget=3000, max_steps=15),
+        model=FunctionChatModel(fn=reply),
+        registry=ToolRegistry(make_tools(0)[:1]),
+    )
+    state, trace = run_traced(graph, {"task": "look every key up"})
+    assert state["status"] == "partial", (state["status"], state["usage"], state["steps"])
+    notes = [e["detail"]["note"] for e in trace if e["event"] == "usage_counted"]
+    assert notes and all("implausibly low" in note for note in notes), notes
+    calls = [e["detail"] for e in trace if e["event"] == "model_call"]
+    assert all(c["usage_source"] == "counted" for c in calls)
+    assert state["usage"]["output_tokens"] >= 100 * len(calls)
 
 
 def test_a_reply_cut_off_at_max_tokens_counts_its_tokens_and_is_not_run() -> None:

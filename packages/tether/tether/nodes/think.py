@@ -176,10 +176,12 @@ def checked_usage(
 
     Usage is untrusted input: negative, non-integer, inconsistent or absurd figures (more
     than four times the prompt's own count plus a margin, or more output than max_tokens
-    allows) would let a run spend without limit or trip its budget at once.
+    allows; or under a quarter of the prompt's or the reply's own count, less a margin)
+    would trip a run's budget at once or let it spend without limit.
     """
     meta: Any = reply.usage_metadata
-    problem = _usage_problem(meta, call.prompt_tokens, settings.max_tokens)
+    output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
+    problem = _usage_problem(meta, (call.prompt_tokens, output), settings.max_tokens)
     if problem is None:
         return (
             {
@@ -190,7 +192,6 @@ def checked_usage(
             None,
         )
     prompt = count_messages(counter, call.messages)
-    output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
     return {
         "input_tokens": prompt,
         "output_tokens": output,
@@ -198,7 +199,7 @@ def checked_usage(
     }, problem
 
 
-def _usage_problem(meta: Any, prompt_tokens: int, max_tokens: int) -> str | None:
+def _usage_problem(meta: Any, counted: tuple[int, int], max_tokens: int) -> str | None:
     if not meta or not meta.get("total_tokens"):
         return "the server reported no usage; tokens were counted"
     values = [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
@@ -207,10 +208,13 @@ def _usage_problem(meta: Any, prompt_tokens: int, max_tokens: int) -> str | None
     inp, out, total = values
     if total != inp + out:
         return f"the server's usage does not add up ({inp} + {out} != {total}); tokens were counted"
-    if inp > 4 * prompt_tokens + 2048 or out > 2 * max_tokens + 64:
+    prompt, written = counted
+    low = 4 * inp + 64 < prompt or 4 * out + 64 < written
+    if low or inp > 4 * prompt + 2048 or out > 2 * max_tokens + 64:
         return (
-            f"the server's usage is implausible ({inp} in, {out} out for a prompt of "
-            f"~{prompt_tokens} tokens and max_tokens {max_tokens}); tokens were counted"
+            f"the server's usage is implausibly {'low' if low else 'high'} ({inp} in, {out} out "
+            f"for a prompt of ~{prompt} tokens, a reply of ~{written} and max_tokens "
+            f"{max_tokens}); tokens were counted"
         )
     return None
 
