@@ -21,6 +21,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
 from langgraph.checkpoint.sqlite import SqliteSaver
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.agent import Agent
+from tether.control import open_run_store
 from tether.memory.tokens import TiktokenCounter, count_messages
 from tether.state import TERMINAL_STATUSES
 from tether.testing import FunctionChatModel, ScriptedChatModel, run_traced
@@ -310,6 +312,40 @@ def test_usage_reported_implausibly_low_is_counted_and_the_budget_holds(low: str
     calls = [e["detail"] for e in trace if e["event"] == "model_call"]
     assert all(c["usage_source"] == "counted" for c in calls)
     assert state["usage"]["output_tokens"] >= 100 * len(calls)
+
+
+def test_a_lone_surrogate_from_the_model_is_kept_visible_and_the_run_saved(tmp_path: Any) -> None:
+    """A reply holding "\\ud800" (not encodable as UTF-8) crashed Agent.run in the trace log's
+    write, and the step's trace was lost on resume. It is now escaped, as tool text is."""
+    moved: list[str] = []
+
+    @tool(side_effects=True)
+    def transfer(key: str) -> str:
+        """Moves money: gated."""
+        moved.append(key)
+        return "moved"
+
+    replies = [
+        'Thought: move \ud800 it\nAction: transfer\nAction Input: {"key": "a\ud800"}',
+        "Thought: done \ud800\nFinal Answer: moved \ud800 a",
+    ]
+    with open_run_store(tmp_path / "runs.sqlite") as store:
+        agent = Agent(
+            AgentSettings(),
+            store=store,
+            registry=ToolRegistry([transfer]),
+            model=ScriptedChatModel(responses=replies),
+        )
+        assert agent.run("move it", thread_id="s").pending is not None
+        result = agent.resume("s", {"decisions": [{"type": "approve"}]})
+        trace = agent.trace("s")
+    assert result.status == "completed"
+    assert result.answer == "moved \\ud800 a"  # visible, and encodable
+    assert moved == ["a\\ud800"]
+    calls = [e for e in trace if e["event"] == "model_call"]
+    assert [e["step"] for e in calls] == [1, 2]  # the first step's trace survived the pause
+    assert "\\ud800" in calls[0]["detail"]["thought"]
+    json.dumps([trace, dict(result.state)], ensure_ascii=False, default=str).encode("utf-8")
 
 
 def test_a_reply_cut_off_at_max_tokens_counts_its_tokens_and_is_not_run() -> None:

@@ -6,6 +6,7 @@ answer, an unreadable reply or a repeat closes the step here.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +31,7 @@ from tether.state import (
     Usage,
     windowed,
 )
+from tether.tools.safe import json_safe
 
 GATED_MOVES: dict[str, NextMove] = {"run": "act", "approve": "approve", "refuse": "refuse"}
 """The node a gated call goes to (a repeat closes the step in think)."""
@@ -114,6 +116,7 @@ class Think(Node):
     ) -> dict[str, Any]:
         if not isinstance(reply, AIMessage):
             raise ModelCallError(f"the model returned {type(reply).__name__}, not an AIMessage")
+        reply = _encodable(reply)
         counter = self.deps.counter_for(settings)
         protocol = call.prepared.protocol
         usage, usage_note = checked_usage(reply, call, counter, settings)
@@ -161,6 +164,17 @@ class Think(Node):
             model_call=(call.step, usage),
         )
         return update | closed
+
+
+def _encodable(reply: AIMessage) -> AIMessage:
+    """The reply with lone surrogates escaped, as in tool text (``json_safe``): not UTF-8,
+    they would crash the token counter, the run store's trace and the terminal."""
+    parts = {"content": reply.content, "tool_calls": reply.tool_calls}
+    try:
+        json.dumps(parts, ensure_ascii=False, default=str).encode("utf-8")
+    except UnicodeEncodeError:
+        return reply.model_copy(update=json_safe(parts))  # type: ignore[arg-type]
+    return reply
 
 
 def _parse(protocol: OutputProtocol, reply: AIMessage, truncated: bool) -> Proposal:
