@@ -164,10 +164,13 @@ def test_a_single_success_does_not_force_the_answer() -> None:
 
 
 def test_a_used_tool_stays_offered_though_it_matches_badly() -> None:
-    replies = [_call("weather", city="上海"), _final("sunny")]
-    _, model = _run(replies, offered_tools=1)
-    assert "weather" not in _offered(model, 0)
-    assert "weather" in _offered(model, 1)
+    """A tool outside the best matches gets used when it was offered before the tool set
+    changed (a call of a tool not offered at its step is refused, not run)."""
+    settings = AgentSettings(small_model=True, offered_tools=1)
+    state: Any = {"task": f"What is the status of order {ORDER}?", "tool_buffer": []}
+    assert [t.name for t in small_model.offered_tools(state, TOOLS, settings)] == ["query_order"]
+    state["tool_buffer"] = [{"step": 1, "tool": "weather"}]
+    assert "weather" in [t.name for t in small_model.offered_tools(state, TOOLS, settings)]
 
 
 def test_the_offer_is_prepared_once_per_tool_set() -> None:
@@ -434,3 +437,58 @@ def test_only_listed_tools_are_told_as_withheld() -> None:
     state: Any = {"history": [failed], "task": f"status of {ORDER}"}
     grounded = (("^ORD-[0-9]{4}-[0-9]{3,}$", (ORDER,)),)
     assert withheld(state, TOOLS, AgentSettings(small_model=True), grounded) == {}
+
+
+@pytest.mark.parametrize(
+    ("task", "tools", "replies", "why"),
+    [
+        (  # a write before any read has succeeded
+            f"Refund the payment of order {ORDER}.",
+            [find_payment, refund],
+            [_call("refund", order_id=ORDER, payment_id=PAYMENT)],
+            "not callable at this step",
+        ),
+        (  # an id that is in neither the task nor a successful result
+            f"Find the payment of order {ORDER}.",
+            [find_payment, payment_status],
+            [_call("find_payment", order_id="ORD-2024-999")],
+            "'ORD-2024-999'",
+        ),
+        (  # a tool whose required id the context lacks
+            f"Find the payment of order {ORDER}.",
+            [find_payment, payment_status],
+            [_call("payment_status", payment_id=PAYMENT)],
+            WITHHELD_WHY["ungrounded"],
+        ),
+        (  # the tool whose call failed at the last step, proposed again at once
+            f"Find the other payment of order {ORDER}.",
+            [broken_lookup, find_payment],
+            [_call("broken_lookup", order_id=ORDER), _call("broken_lookup", order_id=ORDER)],
+            WITHHELD_WHY["failed"],
+        ),
+        (  # any call once only the final answer is offered
+            f"What is the status of order {ORDER}?",
+            [query_order, send_note],
+            [_call("query_order", order_id=ORDER)] * 2 + [_call("send_note", text="hi")],
+            "only a final answer",
+        ),
+        (  # a registered tool the step does not list at all
+            f"What is the status of order {ORDER}?",
+            TOOLS,
+            [_call("weather", city="Paris")],
+            "not offered at this step",
+        ),
+    ],
+)
+def test_a_server_that_ignores_the_schema_meets_the_same_limits_in_the_gate(
+    task: str, tools: list[Any], replies: list[str], why: str
+) -> None:
+    """The profile's limits were only in the schema sent to the server: a server that ignored
+    it had every such call run (approval off). The gate now refuses them, saying why."""
+    state, model = _run([*replies, _final("stop")], task=task, tools=tools, approval_tools=[])
+    refused = len(replies)  # the last scripted call is the one the limits forbid
+    assert state["history"][refused - 1]["kind"] == "refused", state["history"]
+    assert state["tool_buffer"][-1]["result"]["meta"]["error_type"] == "refused"
+    assert why in "\n".join(str(m.content) for m in model.calls[refused].messages)
+    if "offered" in why:
+        assert "weather" not in _offered(model, 0)  # the schema did not list it either

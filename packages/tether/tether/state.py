@@ -88,7 +88,7 @@ TraceEventName = Literal[
     "tool_call",  # one attempt of a tool call: tool, arguments, attempt, backoff, status,
     # observation, meta, and a rule's verdict on the result
     "approval",  # the operator's answer at an approval gate: action (approve/edit/reject)
-    "refused",  # a call not run (it failed on its last two runs, or was just rejected): why
+    "refused",  # a call not run (failed twice, just rejected, not allowed at the step): why
     "resolve",  # the run would end, but a side-effecting call's outcome is unknown (it failed
     # transiently): the loop replays it once first: tool, arguments
     "decision",  # how a step was judged (step_kind, decision, reason, streaks, hints), or,

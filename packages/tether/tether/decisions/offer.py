@@ -46,6 +46,20 @@ class Offer:
         names = {name for name, _ in self.withheld}
         return tuple(tool for tool in self.tools if tool.name not in names)
 
+    def refusal(self, tool: BaseTool | None, arguments: Any) -> str | None:
+        """Why the gate refuses a call (None: this offer allows it): the limits the step's
+        schema carries, held here too for a server that ignores the schema."""
+        if tool is None:
+            return None  # an unknown tool fails as such when it is run
+        withheld = dict(self.withheld)
+        if tool.name in withheld or self.final_only:
+            why = withheld.get(tool.name, "only a final answer is offered")
+            return f"is not callable at this step: {why}"
+        if tool.name not in {t.name for t in self.tools}:
+            return "is not offered at this step"
+        stray = small_model.stray_ids(arguments, self.grounded)
+        return f"names ids no task or successful result holds: {stray}" if stray else None
+
     def key(self) -> tuple[Any, ...]:
         """What makes two offers give the same prompt and schema: every field, the tools by
         identity (whoever caches by this key keeps the offer, so the tools, alive: an id is

@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool
 from tenacity import RetryCallState, wait_exponential
 
 from tether.decisions import side_effects
+from tether.decisions.offer import Offer
 from tether.decisions.rules import Rule
 from tether.settings import AgentSettings
 from tether.state import (
@@ -69,12 +70,10 @@ def before_call(
 
 def approval_rule(tool: BaseTool | None, settings: AgentSettings) -> str | None:
     """Why this tool waits for approval (which setting or mark asks for it), or None."""
-    if tool is None:
+    if tool is None or (settings.approval_tools is None and not has_side_effects(tool)):
         return None
     if settings.approval_tools is None:
-        if has_side_effects(tool):
-            return "is marked side_effects (approval_tools is unset: such tools need approval)"
-        return None
+        return "is marked side_effects (approval_tools is unset: such tools need approval)"
     return (
         "is listed in the approval_tools setting" if tool.name in settings.approval_tools else None
     )
@@ -88,14 +87,19 @@ class GateDecision(NamedTuple):
 
 
 def gate(
-    state: AgentState, proposal: Proposal, tool: BaseTool | None, settings: AgentSettings
+    state: AgentState,
+    proposal: Proposal,
+    tool: BaseTool | None,
+    settings: AgentSettings,
+    offer: Offer | None = None,
 ) -> GateDecision:
     """What to do with a proposed call: refuse a call that failed on its last two runs or that
-    the operator just rejected; end on the ``repeat_limit``-th identical call; ask first when
-    approval is needed; else run."""
+    the operator just rejected; end on the ``repeat_limit``-th identical call; refuse a call
+    the step's ``offer`` does not allow; ask first when approval is needed; else run."""
     fingerprint = proposal.get("fingerprint", "")
     record = state.get("calls", {}).get(call_key(fingerprint))
-    if record is not None and not side_effects.is_replay_of_unresolved(state, fingerprint):
+    replay = side_effects.is_replay_of_unresolved(state, fingerprint)
+    if record is not None and not replay:
         if rejected_last(record):
             return GateDecision("refuse", "was rejected by the operator last time")
         outcomes = record["outcomes"]
@@ -103,6 +107,8 @@ def gate(
             return GateDecision("refuse", "failed on its last two runs")
         if record["runs"] >= settings.repeat_limit - 1:
             return GateDecision("repeat")
+    if not replay and offer and (why := offer.refusal(tool, proposal.get("arguments"))):
+        return GateDecision("refuse", why)
     rule = approval_rule(tool, settings)
     return GateDecision("approve", rule) if rule else GateDecision("run")
 
@@ -149,8 +155,7 @@ def judge(
 
 
 def _stop_status(value: Any) -> Any:
-    """A rule may stop a run as failed, partial or completed-with-answer never: a stop is
-    ``failed`` unless the rule names another terminal, non-success status."""
+    """A rule's stop is ``failed`` unless it names partial or no_progress (never completed)."""
     return value if value in ("failed", "partial", "no_progress") else "failed"
 
 

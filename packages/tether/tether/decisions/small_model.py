@@ -12,7 +12,7 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
@@ -231,6 +231,21 @@ def _collect_patterns(node: object, into: set[str]) -> None:
     elif isinstance(node, list):
         for value in node:
             _collect_patterns(value, into)
+
+
+def stray_ids(arguments: Any, grounded: Grounded) -> list[str]:
+    """The values in a call's arguments shaped like a grounded pattern's ids but not among
+    them: what the step's schema (an ``enum`` of those ids) would not have let through."""
+    if isinstance(arguments, dict | list):
+        values = arguments.values() if isinstance(arguments, dict) else arguments
+        return [stray for value in values for stray in stray_ids(value, grounded)]
+    return [
+        arguments
+        for pattern, ids in grounded
+        if isinstance(arguments, str)
+        and _ids_in(arguments, pattern) == (arguments,)
+        and arguments not in ids
+    ][:1]
 
 
 def _ids_in(text: str, pattern: str) -> tuple[str, ...]:

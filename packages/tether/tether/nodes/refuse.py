@@ -1,5 +1,5 @@
-"""refuse: answer a call that just failed twice, or that the operator just rejected, with an
-observation instead of running it."""
+"""refuse: answer a call that just failed twice, that the operator just rejected or that the
+step's offer does not allow, with an observation instead of running it."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ class Refuse(Node):
             raise RuntimeError("refuse reached without a proposed call")
         why = proposal.get("gate_reason", "failed on its last two runs")  # the gate's reason
         message = (
-            f"Refused: {proposal.get('tool')} with these exact arguments {why} and was not run "
-            "again. Use another tool, or change the arguments."
+            f"Refused: {proposal.get('tool')} with these exact arguments {why}; it was not run "
+            "this time. Use another tool, or change the arguments."
         )
         result = error_envelope(message, error_type="refused", origin=LOOP_ORIGIN)
         emit(

@@ -144,7 +144,7 @@ class Think(Node):
             proposal["fingerprint"] = call_fingerprint(
                 tool, proposal["tool"], proposal["arguments"]
             )
-            decided = policy.gate(state, proposal, tool, settings)
+            decided = policy.gate(state, proposal, tool, settings, call.prepared.offer)
             proposal["gate"] = decided.gate
             if decided.reason is not None:
                 proposal["gate_reason"] = decided.reason
