@@ -31,6 +31,7 @@ from tests.cli_helpers import (
     tether,
     waiting_run,
 )
+from tests.contract.vllm_stub import StubConfig, serve_stub
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed
 LOCATE = ["--max-steps", "3"]
@@ -334,3 +335,61 @@ def test_an_unknown_trace_event_gets_one_visible_line(event: dict[str, Any]) -> 
     assert repr(event.get("event")) in out and f"at step {event.get('step', '?')}:" in out
     if "detail" in event:
         assert '{"to": "mars"}' in out
+
+
+# --- untrusted text on the terminal ------------------------------------------------------------
+TOOLSET = """
+from tether import ToolRegistry, tool
+
+
+@tool(side_effects=True)
+def send(note: str) -> str:
+    \"\"\"Send a note.\"\"\"
+    return "sent " + note + "\\x1b]0;owned\\x07"
+
+
+class Notes:
+    def registry(self):
+        return ToolRegistry([send])
+
+    def close(self):
+        pass
+
+
+def create_world(data_dir):
+    return Notes()
+"""
+HOSTILE = {  # what each would do to the terminal if it were written raw
+    "\x1b]52;c;cm0gLXJmIH4=\x07": "\\x1b]52;c;cm0gLXJmIH4=\\x07",  # OSC 52: set the clipboard
+    "\x1b[2K": "\\x1b[2K",  # erase the line
+    "\x1b[2J": "\\x1b[2J",  # clear the screen
+    "\x9b31m": "\\x9b31m",  # C1 CSI: colours, as ESC [ would
+    "\x1b]0;owned\x07": "\\x1b]0;owned\\x07",  # OSC 0: retitle the window (tool output)
+}
+
+
+def test_untrusted_text_reaches_the_terminal_visible_not_obeyed(tmp_path: Path) -> None:
+    """Streamed model text, the story, the approval prompt, tool output and the answer
+    carried escape sequences to the terminal that then asked for approval. Each is now
+    shown as its escape, under a real terminal; a lone surrogate no longer stops the run."""
+    (tmp_path / "notes_toolset.py").write_text(TOOLSET)
+    replies = [
+        "Thought: copy \x1b]52;c;cm0gLXJmIH4=\x07 now\x1b[2K\n"
+        'Action: send\nAction Input: {"note": "hi\\u001b[2Jthere"}',
+        "Thought: done\nFinal Answer: sent \x9b31m red \ud800",
+    ]
+    with serve_stub(StubConfig(script=replies)) as stub:
+        args = [TETHER, "run", "send a note", "--base-url", stub.base_url, "--thread", "esc"]
+        args += ["--tools", "notes_toolset", "--store", str(tmp_path / "runs.sqlite")]
+        child = PtyProcess(args, clean_env(PYTHONPATH=str(tmp_path)))
+        child.expect("approve, edit or reject?")
+        child.send("a")
+        code = child.finish()
+    out = child.output
+    assert code == 0, out
+    for raw, shown in HOSTILE.items():
+        assert raw not in out, (raw, out)
+        assert shown in out, (shown, out)
+    assert "\\ud800" in out and "PYTHONIOENCODING" not in out
+    shown = tether("runs", "show", "esc", "--store", str(tmp_path / "runs.sqlite"))
+    assert shown.returncode == 0 and not any(raw in shown.stdout for raw in HOSTILE), shown

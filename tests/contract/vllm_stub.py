@@ -264,7 +264,10 @@ async def _stream_events(
             "model": MODEL,
             "choices": choices,
         } | extra
-        return f"data: {json.dumps(data, ensure_ascii=False)}\n\n"
+        text = json.dumps(data, ensure_ascii=False)
+        if not text.isascii():  # text a server cannot encode (a lone surrogate) goes escaped
+            text = text if _encodes(text) else json.dumps(data)
+        return f"data: {text}\n\n"
 
     def choice(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -286,6 +289,14 @@ async def _stream_events(
     if include_usage and usage is not None:
         yield chunk([], usage=usage)
     yield "data: [DONE]\n\n"
+
+
+def _encodes(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass

@@ -11,12 +11,14 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from tether_cli.commands import add_installed_commands
 from tether_cli.environment import check_settings, unknown_variable_warnings
 from tether_cli.group import TetherGroup
 from tether_cli.run import run
 from tether_cli.runs import runs_app
+from tether_cli.visible import visible
 
 app = typer.Typer(
     cls=TetherGroup,
@@ -38,7 +40,7 @@ def main(
 ) -> None:
     """Check the TETHER_* environment before any command: bad values stop it (exit 2)."""
     for warning in unknown_variable_warnings(os.environ):
-        err.print(f"[yellow]warning:[/yellow] {warning}")
+        err.print(f"[yellow]warning:[/yellow] {escape(visible(warning))}")
     check_settings(os.environ)
 
 

@@ -16,6 +16,8 @@ from rich.markup import escape
 from rich.prompt import Prompt
 from tether import TetherError
 
+from tether_cli.visible import visible, visible_json
+
 if TYPE_CHECKING:  # LangChain loads only when a run does, so the CLI starts fast
     from tether import ToolRegistry
     from tether.control import HITLRequest
@@ -84,17 +86,17 @@ class Answers:
 
 def show(request: HITLRequest, console: Console) -> None:
     action = request["action_requests"][0]
-    arguments = json.dumps(action["args"], ensure_ascii=False)
+    arguments = visible_json(json.dumps(action["args"], ensure_ascii=False))
     console.print(
-        f"[bold yellow]approval needed:[/bold yellow] {escape(action['name'])} "
-        f"{escape(arguments)}\n  {escape(action.get('description', ''))}"
+        f"[bold yellow]approval needed:[/bold yellow] {escape(visible(action['name']))} "
+        f"{escape(arguments)}\n  {escape(visible(action.get('description', '')))}"
     )
 
 
 def ask(request: HITLRequest, registry: ToolRegistry, console: Console) -> Any:
     """Ask until the answer is usable; edits are validated here, before resuming."""
     tool = request["action_requests"][0]["name"]
-    current = json.dumps(request["action_requests"][0]["args"], ensure_ascii=False)
+    current = visible_json(json.dumps(request["action_requests"][0]["args"], ensure_ascii=False))
     while True:
         choice = Prompt.ask(
             "approve, edit or reject?", choices=["a", "e", "r"], default="a", console=console
@@ -110,10 +112,10 @@ def ask(request: HITLRequest, registry: ToolRegistry, console: Console) -> Any:
         try:
             args = parse_edit_json(text)
         except TetherError as exc:
-            console.print(f"[red]{escape(str(exc))}[/red]")
+            console.print(f"[red]{escape(visible(str(exc)))}[/red]")
             continue
         problem = registry.check_arguments(tool, args)
         if problem:
-            console.print(f"[red]{escape(problem)}[/red]")
+            console.print(f"[red]{escape(visible(problem))}[/red]")
             continue
         return edit(tool, args)

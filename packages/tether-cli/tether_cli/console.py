@@ -3,7 +3,7 @@ about it; at the end, how the run ended, its answer, tokens and time.
 
 Written for someone who has never seen tether: every line says who acted (the model, the
 loop, the tool) in plain words. Model and tool text is quoted and shortened, never styled as
-tether's own words.
+tether's own words, and its control characters are shown, never obeyed (:mod:`.visible`).
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
+
+from tether_cli.visible import visible
 
 if TYPE_CHECKING:  # the state's module loads LangGraph: --help and bad arguments need not
     from tether import Status, TraceEvent, TraceEventName
@@ -58,7 +60,7 @@ class TracePrinter:
         """Model output as it arrives (dim); the parsed step is printed when the call ends."""
         if not self._streaming:
             self.console.print("[dim]  the model writes: [/dim]", end="")
-        self.console.print(escape(text), end="", style="dim", soft_wrap=True)
+        self.console.print(escape(visible(text)), end="", style="dim", soft_wrap=True)
         self._streaming = True
 
     def event(self, event: TraceEvent) -> None:
@@ -73,7 +75,7 @@ class TracePrinter:
         handler(self, event["step"], event["detail"])
 
     def _line(self, who: str, text: str, style: str = "") -> None:
-        body = escape(text)
+        body = escape(visible(text))
         self.console.print(
             f"  [dim]{who:<7}[/dim]{f'[{style}]{body}[/{style}]' if style else body}"
         )
@@ -84,7 +86,7 @@ class TracePrinter:
         return elapsed
 
     def _on_start(self, step: int, detail: dict[str, Any]) -> None:
-        self.console.print(f"[bold]task[/bold] {escape(detail['task'])}")
+        self.console.print(f"[bold]task[/bold] {escape(visible(detail['task']))}")
         self._mark = time.monotonic()
 
     def _on_model_call(self, step: int, detail: dict[str, Any]) -> None:
@@ -182,7 +184,8 @@ class TracePrinter:
         info = STATUSES.get(status)
         means = info.meaning if info is not None else detail["reason"]
         elapsed = time.monotonic() - self._started
-        self.console.print(f"[{style}]{escape(str(status))}[/{style}]: {escape(means)}")
+        said = f"{escape(visible(str(status)))}[/{style}]: {escape(visible(means))}"
+        self.console.print(f"[{style}]{said}")
         self._line("why", detail["reason"])
         if status == "completed" and self._answer is not None:
             self._line("answer", _short(self._answer, 800), "green")

@@ -22,5 +22,7 @@ def main() -> None:
     except TetherError as exc:
         if "--debug" in sys.argv[1:]:
             raise  # the traceback was asked for
-        sys.stderr.write(f"error: {exc}\n")
+        from tether_cli.visible import visible
+
+        sys.stderr.write(f"error: {visible(str(exc))}\n")
         sys.exit(EXIT_ERROR)

@@ -19,6 +19,8 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError
 from typer.core import TyperGroup
 from typer.exceptions import Abort, Exit
 
+from tether_cli.visible import visible
+
 EXIT_BAD_INPUT = 2
 EXIT_INTERNAL = 1
 
@@ -30,7 +32,7 @@ def one_line(exc: BaseException) -> str:
 
 def fail(message: str, code: int = EXIT_BAD_INPUT) -> NoReturn:
     """Print ``error: message`` on stderr and exit (raises typer.Exit)."""
-    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.write(f"error: {visible(message)}\n")
     sys.stderr.flush()
     raise typer.Exit(code)
 
@@ -78,7 +80,8 @@ class TetherGroup(TyperGroup):
         except ClickException as exc:  # usage errors: bad option values, unknown options
             ctx = getattr(exc, "ctx", None)  # usage errors know their command
             hint = f" (see: {ctx.command_path} --help)" if ctx is not None else ""
-            sys.stderr.write(f"error: {' '.join(exc.format_message().split())}{hint}\n")
+            said = visible(" ".join(exc.format_message().split()))
+            sys.stderr.write(f"error: {said}{hint}\n")
             code = exc.exit_code
         except Exit as exc:
             code = exc.exit_code

@@ -8,6 +8,8 @@ from typing import Any
 
 import typer
 
+from tether_cli.visible import visible_json
+
 EXIT_COMPLETED, EXIT_STOPPED, EXIT_ERROR, EXIT_WAITING = 0, 1, 2, 3
 """Named here so --help need not load tether's state; each status's code is in
 ``tether.STATUSES`` (a test checks these agree with it)."""
@@ -26,7 +28,7 @@ def finish(final: dict[str, Any], as_json: bool, trace: list[Any] = ()) -> None:
     """Print the JSON result if asked; exit with the status's code (0 only if completed)."""
     if as_json:
         view = result_view(final, list(trace))
-        sys.stdout.write(json.dumps(view, ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(visible_json(json.dumps(view, ensure_ascii=False, indent=2)) + "\n")
     raise typer.Exit(exit_code(final.get("status")))
 
 

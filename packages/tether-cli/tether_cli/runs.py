@@ -11,6 +11,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tether_cli.visible import visible, visible_json
+
 if TYPE_CHECKING:
     from tether import Agent
     from tether.control import RunStore
@@ -48,7 +50,8 @@ def list_runs(
         runs = agent.runs()
     if as_json:
         rows: list[dict[str, Any]] = [asdict(run) for run in runs]
-        sys.stdout.write(json.dumps(rows, ensure_ascii=False, indent=2, default=str) + "\n")
+        text = json.dumps(rows, ensure_ascii=False, indent=2, default=str)
+        sys.stdout.write(visible_json(text) + "\n")
         return
     width = max((len(run.thread_id) for run in runs), default=6)
     table = Table()
@@ -58,12 +61,12 @@ def list_runs(
     for run in runs:
         status = run.status if run.waiting_for is None else f"waiting ({run.waiting_for})"
         table.add_row(
-            run.thread_id,
-            status,
+            visible(run.thread_id),
+            visible(status),
             str(run.steps),
             str(run.total_tokens),
             run.updated_at[:19],
-            run.task[:60],
+            visible(run.task[:60]),
         )
     out.print(table)
 
@@ -74,7 +77,8 @@ def show(thread: str, store: StoreOption = None) -> None:
     run_store, agent = _agent(store)
     with run_store:
         detail = agent.show(thread)
-    out.print_json(json.dumps(detail, ensure_ascii=False, default=str))
+    text = json.dumps(detail, ensure_ascii=False, default=str)
+    out.print_json(text, ensure_ascii=visible_json(text) != text)  # escaped: nothing raw
 
 
 @runs_app.command()
