@@ -13,6 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar, cast
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.runnables import RunnableConfig
+from langgraph.store.base import BaseStore
 from langgraph.types import Command, StreamMode
 from typing_extensions import TypedDict
 
@@ -103,9 +104,11 @@ class AgentBase(Generic[StoreT]):
         sleep: Callable[[float], None] = time.sleep,
         asleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         seed: int | None = None,
+        tool_health: BaseStore | None = None,
     ) -> None:
         """``sleep``/``asleep`` are what backoff waits with in sync/async runs (tests pass
-        recorders); ``seed`` fixes the backoff jitter (see :func:`tether.build_graph`)."""
+        recorders); ``seed`` fixes the backoff jitter; ``tool_health`` is the LangGraph store
+        that shares tool health with other runs and workers (see :func:`tether.build_graph`)."""
         self.store: StoreT = store
         self.registry = registry if registry is not None else ToolRegistry()
         self.graph = build_graph(
@@ -119,6 +122,7 @@ class AgentBase(Generic[StoreT]):
             sleep=sleep,
             asleep=asleep,
             seed=seed,
+            store=tool_health,
         )
         keeping_answers(store.checkpointer)  # what runs() reads with
 

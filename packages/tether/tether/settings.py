@@ -124,6 +124,21 @@ class AgentSettings(BaseSettings):
         0.5, ge=0, le=1, description="A result whose meta.confidence_score is lower fails."
     )
 
+    # --- tool health shared through a store (build_graph(store=...)): every run and worker ---
+    health_failures: int = Field(
+        5,
+        ge=1,
+        description="Transient failures of one tool in a row, by any run sharing the store, "
+        "within health_window, that pause the tool for every run.",
+    )
+    health_window: float = Field(60.0, gt=0, description="Seconds those failures count for.")
+    health_cooldown: float = Field(
+        30.0,
+        ge=0,
+        description="Seconds a paused tool is refused before one probe call is let through: "
+        "its success resumes the tool, its failure pauses it again.",
+    )
+
     approval_tools: list[str] | None = Field(
         None,
         description="Tools that pause for approval before they run. Unset: the tools marked "

@@ -18,6 +18,7 @@ from langchain_core.language_models import BaseChatModel
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
+from langgraph.store.base import BaseStore
 
 from tether.control.approval import keeping_answers
 from tether.decisions import routing
@@ -52,6 +53,7 @@ def build_graph(
     seed: int | None = None,
     cancel_store: CancelStore | None = None,
     trace_log: SqlTraceLog | None = None,
+    store: BaseStore | None = None,
 ) -> CompiledStateGraph[Any, Any, Any, Any]:
     """Compile tether's agent loop.
 
@@ -60,7 +62,8 @@ def build_graph(
     ones (low confidence). ``sleep``/``asleep`` are what backoff waits with in sync/async
     runs (tests pass recorders); ``seed`` fixes the backoff jitter. ``cancel_store`` lets
     another process stop a run between steps, and each node saves its events to ``trace_log``
-    before it returns (see tether.control).
+    before it returns (see tether.control). ``store`` (LangGraph's; a server passes its own)
+    keeps tool health shared by every run that uses it (tether.nodes.health).
     """
     deps = Deps(
         settings=settings,
@@ -87,7 +90,7 @@ def build_graph(
     _route(builder, "approve", routing.route_after_approve)
     _route(builder, "act", routing.route_after_act)
     _route(builder, "refuse", routing.route_after_refuse)
-    graph = builder.compile(checkpointer=checkpointer, name="tether")
+    graph = builder.compile(checkpointer=checkpointer, store=store, name="tether")
     keeping_answers(graph.checkpointer)  # the saver the graph uses (compiling may copy it)
     return graph
 

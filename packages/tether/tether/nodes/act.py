@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions import policy
+from langgraph.runtime import get_runtime
+from tether.decisions import policy, side_effects
+from tether.nodes import health
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
@@ -21,8 +23,8 @@ class Act(Node):
         delay = self._delay(attempt, settings)
         if delay:
             self.deps.sleep(delay)
-        config = run_config(state["run_id"])
-        result = self.deps.registry.invoke(proposal["tool"], proposal["arguments"], config=config)
+        call, gated = _call(state, proposal, attempt)
+        result = health.invoke(get_runtime().store, self.deps.registry, call, gated, settings)
         return self._record(state, proposal, attempt, delay, result, settings)
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
@@ -30,10 +32,9 @@ class Act(Node):
         delay = self._delay(attempt, settings)
         if delay:
             await self.deps.asleep(delay)
-        config = run_config(state["run_id"])
-        result = await self.deps.registry.ainvoke(
-            proposal["tool"], proposal["arguments"], config=config
-        )
+        call, gated = _call(state, proposal, attempt)
+        store = get_runtime().store
+        result = await health.ainvoke(store, self.deps.registry, call, gated, settings)
         return await self.off_loop(
             settings, self._record, state, proposal, attempt, delay, result, settings
         )
@@ -91,6 +92,15 @@ class Act(Node):
 
 def _has_side_effects(tool: Any) -> bool:
     return tool is not None and has_side_effects(tool)
+
+
+def _call(state: AgentState, proposal: Proposal, attempt: int) -> tuple[dict[str, Any], bool]:
+    """The call for the tool registry, and whether shared tool health may refuse it: only a
+    first attempt, never the replay of a side effect whose outcome is unknown."""
+    config = run_config(state["run_id"])
+    call = {"tool": proposal["tool"], "args": proposal["arguments"], "config": config}
+    replay = side_effects.is_replay_of_unresolved(state, proposal.get("fingerprint", ""))
+    return call, attempt == 1 and not replay
 
 
 def _call_in_flight(state: AgentState) -> tuple[Any, int]:
