@@ -24,11 +24,12 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 7300
-"""The one-house issue held the core to about 7,000 lines; the reliability round's fixes
-(unknown outcomes that survive a rejection, answers a run can save, exactly-once trace
-events, the small-model limits in tether's own gate) needed about 100-300 more. The cap
-stays, so further growth has to be argued for here."""
+MAX_CORE_LINES = 7400
+"""The one-house issue held the core to about 7,000 lines; the reliability round added about
+360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
+exactly-once trace events, the small-model limits in tether's own gate, usage counted when
+reported too low) and tool health shared through a LangGraph store (a pure decision module
+and one small module of store I/O). The cap stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once
