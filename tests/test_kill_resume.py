@@ -44,22 +44,9 @@ def test_a_killed_run_resumes_and_pays_exactly_once(tmp_path: Path, seed: int) -
         worker.send_signal(signal.SIGKILL)
         worker.wait()
 
-    world = World.create(world_dir)
-    with open_run_store(store_path) as store:
-        agent = Agent(
-            AgentSettings(approval_tools=[], token_budget=60_000),
-            store=store,
-            registry=world.registry(),
-            model=flow_model(),
-        )
-        try:
-            result = agent.resume("killed")
-        except UnknownRunError:  # killed before the first checkpoint: nothing to resume
-            result = agent.run(SEED_TASK, thread_id="killed")
-    charges = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
-    world.close()
+    result, _, charges = resumed(store_path, world_dir)
     assert result.status == "completed", result.state.get("reason")
-    assert len(charges) == 1
+    assert charges == 1
 
 
 def resumed(store_path: Path, world_dir: Path) -> tuple[Any, list[tuple[int, str]], int]:
