@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
@@ -214,11 +214,9 @@ def untimed(text: str) -> str:
     return _TIMING.sub(r"\g<1>0", text)
 
 
-def observations(text: str, tool_names: Iterable[str]) -> list[Observation]:
-    """Tool results in the text, in order, each with the call written just before it."""
-    names = sorted({n for n in tool_names if n}, key=len, reverse=True)
-    pattern = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
-    found: list[Observation] = []
+def envelopes(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """Each tool result written in the text, outermost only: (start, end, envelope). One cut
+    short (not valid JSON) is skipped: the model cannot read it either."""
     previous_end = 0
     for match in _ENVELOPE_START.finditer(text):
         start = match.start()
@@ -227,9 +225,19 @@ def observations(text: str, tool_names: Iterable[str]) -> list[Observation]:
         try:
             value, end = _DECODER.raw_decode(text, start)
         except json.JSONDecodeError:
-            continue  # cut short: the model cannot read it either
-        if not is_envelope(value):
             continue
+        if is_envelope(value):
+            yield start, end, value
+            previous_end = end
+
+
+def observations(text: str, tool_names: Iterable[str]) -> list[Observation]:
+    """Tool results in the text, in order, each with the call written just before it."""
+    names = sorted({n for n in tool_names if n}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![\w])(" + "|".join(map(re.escape, names)) + r")(?![\w])")
+    found: list[Observation] = []
+    previous_end = 0
+    for start, end, value in envelopes(text):
         window_start = max(previous_end, start - ATTRIBUTION_WINDOW)
         window = text[window_start:start]
         mentions = list(pattern.finditer(window)) if names else []

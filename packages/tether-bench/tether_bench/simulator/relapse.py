@@ -31,7 +31,7 @@ from typing import Any
 
 from tether_bench.scenarios import ToolAction
 from tether_bench.simulator.personas import Persona
-from tether_bench.simulator.reading import _DECODER, _ENVELOPE_START, Observation, is_envelope
+from tether_bench.simulator.reading import Observation, envelopes
 from tether_bench.simulator.sessions import Memory, Turn
 
 _VALUE = re.compile(r"[\w.\-]*\d[\w.\-]*")
@@ -70,15 +70,9 @@ def prose(feedback: str, tools: Iterable[str]) -> str:
     """The feedback without successful tool results and without call renderings: what a
     note says, as opposed to what a tool returned or what the model itself called."""
     kept, at = [], 0
-    for match in _ENVELOPE_START.finditer(feedback):
-        if match.start() < at:
-            continue
-        try:
-            value, end = _DECODER.raw_decode(feedback, match.start())
-        except json.JSONDecodeError:
-            continue
-        if is_envelope(value) and value.get("status") == "success":
-            kept.append(feedback[at : match.start()])
+    for start, end, value in envelopes(feedback):
+        if value.get("status") == "success":
+            kept.append(feedback[at:start])
             at = end
     text = "".join(kept) + feedback[at:]
     for tool in sorted(set(tools), key=len, reverse=True):
