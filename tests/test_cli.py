@@ -152,12 +152,20 @@ def test_resume_with_reject_tells_the_model_and_pays_nothing(tmp_path: Path) -> 
     assert history[-1]["kind"] == "rejected"
 
 
+@pytest.fixture(scope="module")
+def ended_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A run that waited for approval and then ended (its rejection answered), made once:
+    the tests below assert that they leave it as it was."""
+    store, world = waiting_run(tmp_path_factory.mktemp("ended"))
+    tether("run", "--thread", "pay-1", "--reject", "no", *where(store, world))
+    return store, world
+
+
 @pytest.mark.parametrize("flag", [["--approve"], ["--reject", "no"], ["--edit", "{}"]])
 def test_a_decision_for_a_run_that_is_not_waiting_is_bad_usage(
-    tmp_path: Path, flag: list[str]
+    ended_run: tuple[Path, Path], flag: list[str]
 ) -> None:
-    store, world = waiting_run(tmp_path)
-    tether("run", "--thread", "pay-1", "--reject", "no", *where(store, world))  # it ends
+    store, world = ended_run
     before = saved(store, "pay-1").state
     done = tether("run", "--thread", "pay-1", *flag, *where(store, world))
     assert done.returncode == 2, done.stderr
