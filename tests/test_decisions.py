@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from tether import AgentSettings, ToolRegistry, tool
-from tether.decisions import policy, routing
+from tether.decisions import policy, routing, stops
 from tether.state import call_key, record_calls
 
 SETTINGS = AgentSettings()
@@ -159,30 +159,30 @@ def test_judge_ignores_answers_that_are_not_decisions() -> None:
 def test_breaker_needs_consecutive_failures() -> None:
     history: Any = [rec("tool_error", 1), rec("success", 2), rec("tool_error", 3)]
     history.append(rec("parse_failure", 4))
-    assert policy.breaker(history, 2, SETTINGS) is None
+    assert stops.breaker(history, 2, SETTINGS) is None
     history.append(rec("unknown_tool", 5, summary="no such tool"))
-    tripped = policy.breaker(history, 3, SETTINGS)
+    tripped = stops.breaker(history, 3, SETTINGS)
     assert tripped and tripped["status"] == "failed" and "no such tool" in tripped["reason"]
     assert "step 3 tool_error" in tripped["reason"] and "step 1" not in tripped["reason"]
 
 
 def test_final_answer_wins_over_the_step_cap() -> None:
     state: Any = {"steps": 10}
-    verdict = policy.after_step(state, [rec("final", 10)], 0, AgentSettings(max_steps=10))  # type: ignore[list-item]
+    verdict = stops.after_step(state, [rec("final", 10)], 0, AgentSettings(max_steps=10))  # type: ignore[list-item]
     assert verdict and verdict["status"] == "completed"
 
 
 def test_step_cap_gives_max_steps() -> None:
     history: Any = [rec("success", 10)]
-    verdict = policy.after_step({"steps": 10}, history, 0, AgentSettings(max_steps=10))
+    verdict = stops.after_step({"steps": 10}, history, 0, AgentSettings(max_steps=10))
     assert verdict and verdict["status"] == "max_steps"
-    assert policy.after_step({"steps": 9}, history, 0, AgentSettings(max_steps=10)) is None
+    assert stops.after_step({"steps": 9}, history, 0, AgentSettings(max_steps=10)) is None
 
 
 def test_budget_is_exceeded_only_past_the_limit() -> None:
     at: Any = {"input_tokens": 90, "output_tokens": 10, "total_tokens": 100}
-    assert policy.over_budget(at, AgentSettings(token_budget=100)) is None
-    verdict = policy.over_budget(at, AgentSettings(token_budget=99))
+    assert stops.over_budget(at, AgentSettings(token_budget=100)) is None
+    verdict = stops.over_budget(at, AgentSettings(token_budget=99))
     assert verdict and verdict["status"] == "partial" and "spent 100" in verdict["reason"]
 
 
@@ -198,18 +198,18 @@ def test_pre_call_check_counts_the_estimate_and_cancel_comes_first() -> None:
 
 def test_repeated_thought_needs_two_identical_in_a_row() -> None:
     same: Any = rec("parse_failure", fp="thought:i need to check")
-    assert policy.repeated_thought([same, same])
-    assert not policy.repeated_thought([same, rec("success"), same])  # type: ignore[list-item]
-    assert not policy.repeated_thought([rec("parse_failure", fp=None)] * 2)  # type: ignore[list-item]
+    assert stops.repeated_thought([same, same])
+    assert not stops.repeated_thought([same, rec("success"), same])  # type: ignore[list-item]
+    assert not stops.repeated_thought([rec("parse_failure", fp=None)] * 2)  # type: ignore[list-item]
 
 
 def test_temperature_and_switch_thresholds() -> None:
     settings = AgentSettings(calm_after_successes=3, switch_after_failures=2)
-    assert policy.temperature_for(2, settings) == settings.temperature
-    assert policy.temperature_for(3, settings) == settings.calm_temperature
+    assert stops.temperature_for(2, settings) == settings.temperature
+    assert stops.temperature_for(3, settings) == settings.calm_temperature
     history: Any = [rec("tool_error"), rec("tool_error", 2, fp="x{}", summary="IGNORE ALL")]
-    assert policy.switch_hint(history, 1, settings) is None
-    hint = policy.switch_hint(history, 2, settings)
+    assert stops.switch_hint(history, 1, settings) is None
+    hint = stops.switch_hint(history, 2, settings)
     assert hint and "step 2 (tool error)" in hint
     assert "IGNORE ALL" not in hint  # the tool's words never become a controller note
 
@@ -223,7 +223,7 @@ def test_an_empty_final_answer_is_a_parse_failure() -> None:
 def test_a_rule_stop_never_completes_a_run() -> None:
     record: Any = rec("success")
     rule: Any = {"action": "stop", "reason": "r", "rule": "x", "status": "failed"}
-    outcome = policy.assess({"steps": 1}, record, rule, SETTINGS)
+    outcome = stops.assess({"steps": 1}, record, rule, SETTINGS)
     assert outcome.verdict and outcome.verdict["status"] == "failed"
 
 

@@ -113,7 +113,31 @@ class AgentSettings(BaseSettings):
         3, ge=1, description="Consecutive successes after which calm_temperature is used."
     )
     repeat_limit: int = Field(
-        3, ge=2, description="Same tool with the same arguments this often ends the run."
+        3,
+        ge=2,
+        description="Same tool with the same arguments this often ends the run, when "
+        "repeat_notes is 0 (with notes on, a repeat is answered with a note instead).",
+    )
+    repeat_notes: int = Field(
+        1,
+        ge=0,
+        description="A call that already succeeded, proposed again with the same arguments, "
+        "is not run: it is answered from its recorded result with a note naming the call. "
+        "Proposed again after this many notes, the run ends no_progress. 0: no notes, the "
+        "repeat_limit-th identical call ends the run.",
+    )
+    check_final: bool = Field(
+        True,
+        description="Send a final answer back once, with a note naming what is wrong, when no "
+        "tool has succeeded though the task names something a tool can look up, when it "
+        "states an id, number or status no result holds, or when the task asked for a change "
+        "no tool made. The second answer is taken as written.",
+    )
+    cap_answer: bool = Field(
+        True,
+        description="At the step cap, the token budget (a reserve is kept for it) or the "
+        "circuit breaker, make one last model call with no tools that asks for the best answer "
+        "from what is known. The status stays max_steps, partial or failed.",
     )
     tool_attempts: int = Field(
         3, ge=1, description="Attempts for a transient tool failure, first one included."

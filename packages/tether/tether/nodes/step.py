@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions import policy, small_model
+from tether.decisions import policy, small_model, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.llm.protocols import OutputProtocol
@@ -61,7 +61,7 @@ def close_step(
     note = None
     if record["kind"] == "parse_failure" and protocol is not None:
         note = protocol.failure_note(record["summary"])
-    outcome = policy.assess(state, record, rule, settings, failure_note=note)
+    outcome = stops.assess(state, record, rule, settings, failure_note=note)
     update = _step_record(state, outcome, settings)
     if proposal["kind"] == "action":
         update |= _call_memory(record, first_run)
@@ -72,7 +72,7 @@ def close_step(
 
 
 def _step_record(
-    state: AgentState, outcome: policy.Assessment, settings: AgentSettings
+    state: AgentState, outcome: stops.Assessment, settings: AgentSettings
 ) -> dict[str, Any]:
     """The step's record and the counters it moves: what every closed step writes."""
     record = outcome.record
@@ -87,7 +87,7 @@ def _step_record(
     }
 
 
-def _emit_decision(step: int, outcome: policy.Assessment) -> None:
+def _emit_decision(step: int, outcome: stops.Assessment) -> None:
     """The trace's account of how the step was judged."""
     emit(
         step,
@@ -105,7 +105,7 @@ def _emit_decision(step: int, outcome: policy.Assessment) -> None:
 
 
 def _ending(
-    state: AgentState, proposal: Proposal, outcome: policy.Assessment, side_effects: bool
+    state: AgentState, proposal: Proposal, outcome: stops.Assessment, side_effects: bool
 ) -> dict[str, Any]:
     """Where the run goes from here: on, a replay of a call whose outcome is unknown before
     it may stop, or the end with the verdict's status."""
