@@ -133,6 +133,13 @@ class AgentSettings(BaseSettings):
         "states an id, number or status no result holds, or when the task asked for a change "
         "no tool made. The second answer is taken as written.",
     )
+    repair_output: bool = Field(
+        True,
+        description="Read replies that have exactly one reading though they break the format "
+        "(a JSON object followed by prose, a bare value for a tool's one required field, "
+        "call syntax), each repair recorded in the trace. False: such replies get the format "
+        "note.",
+    )
     cap_answer: bool = Field(
         True,
         description="At the step cap, the token budget (a reserve is kept for it) or the "
