@@ -24,7 +24,7 @@ def test_switch_hint_after_two_failures_names_the_step(run_script: Any) -> None:
     assert "Notes from the controller" not in prompt_of(model, 1)
     third = prompt_of(model, 2)
     notes = third.split("## Notes from the controller")[1]
-    assert "step 2 (tool error)" in notes and "another tool" in notes
+    assert "step 2, broken tool error" in notes and "another tool" in notes
     assert "no record for b" not in notes  # the tool's words stay in its (quoted) result
     decisions = [e["detail"]["decision"] for e in state["trace"] if e["event"] == "decision"]
     assert decisions == ["continue", "switch", "stop"]

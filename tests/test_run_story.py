@@ -81,7 +81,8 @@ def test_a_run_cut_by_the_step_cap_says_so(simulated: SimulatorServer, tmp_path:
     assert code == 1, out
     assert "max_steps: stopped by the step cap before a final answer" in out
     assert "why step cap reached: 1 model calls without a final answer" in out
-    assert " answer " not in out.split("max_steps:")[1].replace("final answer", "")  # none shown
+    assert "asks the model for its best answer, no tools" in out
+    assert "answer was asked for at the cap" in out
 
 
 def test_the_serve_lines_point_a_run_at_the_simulator(simulated: SimulatorServer) -> None:
@@ -121,17 +122,20 @@ def _call() -> str:
 
 
 def test_unusable_replies_and_the_breaker_are_told() -> None:
-    out = _story(["not json", "still not", "nope"])
-    assert out.count("model  wrote a reply the loop could not use") == 3
+    out = _story(["not json", "still not", "nope", "neither"])
+    assert out.count("model  wrote a reply the loop could not use") == 4  # the last at the cap
     assert "step failed (parse failure; 1 in a row): sends the model a note" in out
     assert "step failed (parse failure; 2 in a row): sends the model a note" in out
     assert "failed: stopped: too many failed steps in a row (circuit breaker)" in out
     assert "why    circuit breaker: 3 consecutive failed steps" in out
+    assert "asks the model for its best answer, no tools" in out
+    assert "asked at the cap for an answer, the reply gave none" in out
 
 
 def test_a_forced_final_answer_is_told_and_the_answer_is_the_models() -> None:
     final = json.dumps({"action": {"final_answer": "It is pending."}, "thought": "done"})
     out = _story([_call(), _call(), final])
+    assert "the call already succeeded: not run again" in out
     assert "no tool offered this step, only a final answer" in out
     assert "answer It is pending." in " ".join(out.split())
     assert "completed: the model gave a final answer" in out

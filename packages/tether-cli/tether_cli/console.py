@@ -164,11 +164,17 @@ class TracePrinter:
                 "loop", f"stops before calling the model: {detail['stop']['reason']}", "yellow"
             )
             return
-        decision = detail["decision"]
+        if "last_answer" in detail:
+            why = _short(detail["last_answer"]["reason"])
+            self._line("loop", f"{why}: asks the model for its best answer, no tools", "yellow")
+            return
+        decision, kind = detail["decision"], detail.get("step_kind")
         if decision == "stop":
             self._line("loop", f"ends the run: {_short(detail['reason'])}", "yellow")
-        elif detail.get("step_kind") == "success":
+        elif kind == "success":
             self._line("loop", "step succeeded; next step")
+        elif kind in STEP_NOTES:
+            self._line("loop", STEP_NOTES[kind], "yellow")
         else:
             streak = detail.get("failure_streak", 0)
             what = str(detail.get("step_kind", "")).replace("_", " ")
@@ -189,12 +195,21 @@ class TracePrinter:
         self._line("why", detail["reason"])
         if status == "completed" and self._answer is not None:
             self._line("answer", _short(self._answer, 800), "green")
+        elif detail.get("answer"):  # asked for at a cap: the model's best, not a completion
+            self._line("answer", _short(str(detail["answer"]), 800), "yellow")
         self._line(
             "cost",
             f"{step} step(s), {usage.get('total_tokens', 0):,} tokens "
             f"({usage.get('input_tokens', 0):,} in, {usage.get('output_tokens', 0):,} out), "
             f"{elapsed:.1f} s",
         )
+
+
+STEP_NOTES = {
+    "recall": "the call already succeeded: not run again; sends the model a note with its result",
+    "sent_back": "sends the answer back once, with a note on what it lacks",
+}
+"""What the console says of a step that ends with a note rather than a success or failure."""
 
 
 EVENT_HANDLERS: dict[TraceEventName, Callable[[TracePrinter, int, dict[str, Any]], None]] = {

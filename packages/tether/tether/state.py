@@ -68,7 +68,10 @@ FailureKind = Literal[
     "parse_failure",  # the reply could not be read as an action or a final answer
     "rule_failure",  # a rule judged a successful result a failure
 ]
-StepKind = Literal["success", "final", "repeat"] | FailureKind
+StepKind = Literal["success", "final", "repeat", "recall", "sent_back"] | FailureKind
+"""A step that ended well (``success``, ``final``), badly (a :data:`FailureKind`), or with a
+note: ``recall`` (a call that already succeeded, answered from its record, not run again),
+``sent_back`` (a final answer returned once for a check), ``repeat`` (ends the run)."""
 FAILURE_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
 
 TOOL_ERROR_TYPES: frozenset[str] = frozenset(
@@ -76,8 +79,9 @@ TOOL_ERROR_TYPES: frozenset[str] = frozenset(
 )
 """What a tool call itself can fail with; "refused" and "rejected" are the loop's own."""
 
-Gate = Literal["run", "approve", "refuse", "repeat"]
-"""What the loop does with a proposed call: run it, ask first, refuse it, or end on a repeat."""
+Gate = Literal["run", "approve", "refuse", "recall", "repeat"]
+"""What the loop does with a proposed call: run it, ask first, refuse it, answer it from the
+record of its earlier success (with a note, not run), or end on a repeat."""
 
 TraceEventName = Literal[
     "start",  # the run began (step 0): task
@@ -157,6 +161,7 @@ class Verdict(TypedDict):
 
     status: Status
     reason: str
+    cap: NotRequired[bool]  # a cap (steps, budget, breaker): one last call asks for an answer
 
 
 class StepRecord(TypedDict):
@@ -166,6 +171,8 @@ class StepRecord(TypedDict):
     kind: StepKind
     summary: str
     fingerprint: str | None
+    tool: NotRequired[str]  # a registered tool's name (never an unknown name the model wrote)
+    cues: NotRequired[list[str]]  # words of its error a note may quote (decisions.notes)
 
 
 class ReasoningEntry(TypedDict):
@@ -205,6 +212,9 @@ class CallRecord(TypedDict):
 
     runs: int  # times it was run (retries of one attempt not counted)
     outcomes: list[str]  # step kinds of its last two outcomes, refusals and repeats aside
+    step: NotRequired[int]  # the step of its latest success
+    known: NotRequired[list[str]]  # what that success returned, as a note may quote it
+    noted: NotRequired[int]  # notes sent about proposing it again
 
 
 class CallEvent(TypedDict):
@@ -213,6 +223,9 @@ class CallEvent(TypedDict):
     key: str
     ran: NotRequired[bool]
     outcome: NotRequired[str]
+    step: NotRequired[int]
+    known: NotRequired[list[str]]
+    noted: NotRequired[bool]
 
 
 CALLS_KEPT = 16
@@ -280,8 +293,15 @@ def record_calls(
         record: CallRecord = {"runs": old["runs"], "outcomes": list(old["outcomes"])}
         if event.get("ran"):
             record["runs"] += 1
+        for kept in ("step", "known", "noted"):
+            if kept in old:
+                record[kept] = old[kept]  # type: ignore[literal-required]
         if "outcome" in event:
             record["outcomes"] = [*record["outcomes"], event["outcome"]][-2:]
+        if "known" in event:
+            record["step"], record["known"] = event.get("step", 0), list(event["known"])
+        if event.get("noted"):
+            record["noted"] = record.get("noted", 0) + 1
         calls[event["key"]] = record  # re-inserted: the most recent go last
         while len(calls) > CALLS_KEPT:
             del calls[next(iter(calls))]
@@ -358,6 +378,11 @@ class AgentState(TypedDict, total=False):
     have been taken before the timeout). The run does not end before a replay of it."""
     resolving: bool
     """The loop is replaying ``unresolved`` itself before it lets the run end."""
+    closing: Verdict | None
+    """A cap was reached: the one last model call (no tools) asks for an answer, then the run
+    ends with this verdict."""
+    sent_back: bool
+    """A final answer was sent back once by the check; the next one is taken as written."""
 
     # --- outcome ------------------------------------------------------------------------
     status: Status

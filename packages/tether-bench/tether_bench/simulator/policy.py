@@ -1,7 +1,9 @@
 """The simulated model's policy: what it does next, given the prompt in front of it.
 
 It knows the scenario's plan (which call comes after which), but acts only on what the
-prompt shows:
+prompt shows. When the request's constrained decoding admits no call (a JSON schema with no
+tool branch, ``tool_choice`` ``none``) it answers from what the prompt shows, any missing fact
+made up; otherwise:
 
 1. **Where the plan stands**: the latest planned call whose successful result the prompt
    shows (same tool, its grounded arguments in the call written before the result).
@@ -101,6 +103,8 @@ def decide(
     """The next turn for this prompt; see the module docstring for the order of rules."""
     plan = scenario.gold_actions
     position = progress(plan, view)
+    if not view.constraints.calls_allowed:  # the decoder admits only an answer
+        return _answer(scenario, view, draw, persona, position, may_call=False)
     last = memory.last_turn
     heard: Heard = "none"
     if last is not None and last.kind == "final":
@@ -248,13 +252,21 @@ def _faulty(scenario: Scenario, turn: Turn, fault: FaultKind, draw: Draw, positi
 
 
 def _answer(
-    scenario: Scenario, view: PromptView, draw: Draw, persona: Persona, position: int
+    scenario: Scenario,
+    view: PromptView,
+    draw: Draw,
+    persona: Persona,
+    position: int,
+    *,
+    may_call: bool = True,
 ) -> Choice:
+    """The answer from the facts shown; a missing one is re-queried (when a call may be
+    written) unless it is made up with ``invent_rate``."""
     plan = scenario.gold_actions
     facts = [output_fact(o, view, needs_context=bool(plan)) for o in scenario.required_outputs]
     move: Move = "answer"
     if any(f is None for f in facts):
-        if draw.u_invent >= persona.invent_rate and plan:
+        if draw.u_invent >= persona.invent_rate and plan and may_call:
             step = plan[-1]
             thought = answers.thought_for_step(scenario, len(plan), len(plan))
             turn = Turn("action", thought, step.tool, dict(step.arguments), intended_tool=step.tool)

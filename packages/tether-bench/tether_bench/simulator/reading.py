@@ -80,6 +80,9 @@ class Constraints:
     """A call can only name a tool the request lists."""
     arguments_fixed: bool = False
     """A call's arguments always have the required fields and no others."""
+    calls_allowed: bool = True
+    """A call can be written at all: a JSON schema with no tool branch, or ``tool_choice``
+    ``none``, admits only an answer."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +156,10 @@ def constraints(body: dict[str, Any]) -> Constraints:
             valid_json=True,
             tool_names_fixed=bool(branches),
             arguments_fixed=bool(branches) and all(map(_closed_arguments, branches)),
+            calls_allowed=bool(branches),
         )
+    if body.get("tool_choice") == "none":
+        return Constraints(calls_allowed=False)
     listed = [t.get("function") for t in _listed(body.get("tools")) if isinstance(t, dict)]
     functions = [f for f in listed if isinstance(f, dict)]
     choice = body.get("tool_choice")

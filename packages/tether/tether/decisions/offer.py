@@ -76,7 +76,7 @@ def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSett
     return Offer(
         tools=tuple(offered),
         small=settings.small_profile,
-        final_only=small_model.final_only(state, settings),
+        final_only=small_model.final_only(state, settings) or bool(state.get("closing")),
         grounded=grounded,
         withheld=tuple(sorted(withheld.items())),
     )

@@ -16,7 +16,7 @@ from typing import Any, NamedTuple
 from langchain_core.tools import BaseTool
 from tenacity import RetryCallState, wait_exponential
 
-from tether.decisions import side_effects
+from tether.decisions import notes, side_effects
 from tether.decisions.offer import Offer
 from tether.decisions.rules import Rule
 from tether.settings import AgentSettings
@@ -46,20 +46,25 @@ SUMMARY_CHARS = 300
 def before_call(
     state: AgentState, settings: AgentSettings, *, prompt_tokens: int, cancelled: str | None
 ) -> Verdict | None:
-    """Stop instead of spending: a cancel request, or a prompt that alone would cross the
-    token budget."""
+    """Stop instead of spending: a cancel request, or a prompt that would cross the token
+    budget. With ``cap_answer`` a step also keeps the reserve the last answer's call needs
+    (about this prompt again, and a reply); that last call itself keeps none."""
     if cancelled is not None:
         return {"status": "cancelled", "reason": f"cancelled: {cancelled}"}
     usage = state.get("usage")
     spent = usage["total_tokens"] if usage else 0
-    if spent + prompt_tokens <= settings.token_budget:
+    closing = state.get("closing") is not None
+    reserve = prompt_tokens + settings.max_tokens if settings.cap_answer and not closing else 0
+    if spent + prompt_tokens + reserve <= settings.token_budget:
         return None
+    kept = f", keeping ~{reserve} for a last answer" if reserve else ""
     return {
         "status": "partial",
         "reason": (
             f"token budget {settings.token_budget} would be exceeded: spent {spent}, "
-            f"next prompt ~{prompt_tokens} tokens"
+            f"next prompt ~{prompt_tokens} tokens{kept}"
         ),
+        "cap": True,
     }
 
 
@@ -92,8 +97,10 @@ def gate(
     offer: Offer | None = None,
 ) -> GateDecision:
     """What to do with a proposed call: refuse a call that failed on its last two runs or that
-    the operator just rejected; end on the ``repeat_limit``-th identical call; refuse a call
-    the step's ``offer`` does not allow; ask first when approval is needed; else run."""
+    the operator just rejected; answer a call that already succeeded from its record, with a
+    note, until ``repeat_notes`` notes were sent about it, then end on it (without notes: end
+    on the ``repeat_limit``-th identical call); refuse a call the step's ``offer`` does not
+    allow; ask first when approval is needed; else run."""
     fingerprint = proposal.get("fingerprint", "")
     record = state.get("calls", {}).get(call_key(fingerprint))
     replay = side_effects.is_replay_of_unresolved(state, fingerprint)
@@ -103,7 +110,10 @@ def gate(
         outcomes = record["outcomes"]
         if len(outcomes) >= 2 and all(kind in FAILURE_KINDS for kind in outcomes[-2:]):
             return GateDecision("refuse", "failed on its last two runs")
-        if record["runs"] >= settings.repeat_limit - 1:
+        if outcomes[-1:] == ["success"] and settings.repeat_notes:
+            noted = record.get("noted", 0)
+            return GateDecision("repeat" if noted >= settings.repeat_notes else "recall")
+        if not settings.repeat_notes and record["runs"] >= settings.repeat_limit - 1:
             return GateDecision("repeat")
     if not replay and offer and (why := offer.refusal(tool, proposal.get("arguments"))):
         return GateDecision("refuse", why)
@@ -117,7 +127,7 @@ def rejected_last(record: CallRecord) -> bool:
     return record["outcomes"][-1:] == ["rejected"]
 
 
-NOT_AN_OUTCOME = frozenset({"refused", "repeat"})
+NOT_AN_OUTCOME = frozenset({"refused", "repeat", "recall"})
 """Step kinds that say nothing about how the call itself fares."""
 
 
@@ -207,20 +217,30 @@ def classify(
     fingerprint = proposal.get("fingerprint")
     tool = proposal.get("tool", "")
     if proposal.get("gate") == "repeat":  # closed in think, unrun
-        return _record(
-            step,
-            "repeat",
-            f"{tool} proposed with the same arguments for the "
-            f"{_ordinal(settings.repeat_limit)} time: {fingerprint}",
-            fingerprint,
-        )
+        return _record(step, "repeat", _repeat_summary(proposal, settings), fingerprint)
+    if proposal.get("gate") == "recall":  # closed in think, answered from the call's record
+        recalled = _record(step, "recall", f"{tool} succeeded before: not run again", fingerprint)
+        recalled["tool"] = tool
+        return recalled
     if result is None:
         raise RuntimeError(f"the step of {tool} closed without a result")
     if rule is not None and rule["action"] in ("switch", "retry"):
         return _record(step, "rule_failure", f"{rule['rule']}: {rule['reason']}", fingerprint)
     if result["status"] == "success":
         return _record(step, "success", f"{tool} succeeded", fingerprint)
-    return _record(step, _error_kind(result), result.get("message", ""), fingerprint)
+    kind = _error_kind(result)
+    failed = _record(step, kind, result.get("message", ""), fingerprint)
+    if kind != "unknown_tool":  # else the name is the model's, not a registered tool's
+        failed["tool"] = tool
+    failed["cues"] = notes.error_words(result.get("message", ""))
+    return failed
+
+
+def _repeat_summary(proposal: Proposal, settings: AgentSettings) -> str:
+    what = f"{proposal.get('tool', '')} proposed with the same arguments"
+    if settings.repeat_notes:
+        return f"{what} again after {settings.repeat_notes} note(s): {proposal.get('fingerprint')}"
+    return f"{what} for the {_ordinal(settings.repeat_limit)} time: {proposal.get('fingerprint')}"
 
 
 def _error_kind(result: ToolResult) -> Any:

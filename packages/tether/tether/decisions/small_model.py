@@ -56,6 +56,8 @@ def final_only(state: AgentState, settings: AgentSettings) -> bool:
     for record in reversed(state.get("history", [])):
         if record["kind"] == "parse_failure":
             continue
+        if record["kind"] == "recall":  # proposed again, answered from its record
+            return True
         if record["kind"] != "success" or not record["fingerprint"]:
             return False
         call = state.get("calls", {}).get(call_key(record["fingerprint"]))

@@ -9,8 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tether.decisions import notes
 from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, AgentState, RuleVerdict, StepRecord, Usage, Verdict
+from tether.state import (
+    FAILURE_KINDS,
+    AgentState,
+    RuleVerdict,
+    StepRecord,
+    Usage,
+    Verdict,
+    call_key,
+)
 
 
 @dataclass
@@ -37,19 +46,22 @@ def assess(
     rule: RuleVerdict | None,
     settings: AgentSettings,
     *,
-    failure_note: str | None = None,
+    note: str | None = None,
 ) -> Assessment:
     """The counters after ``record``, the notes for the next prompt, and the verdict.
-    ``failure_note`` is the protocol's own note for a reply it could not parse."""
+    ``note`` is the one the step's closer wrote: the protocol's for a reply it could not
+    parse, or the final-answer check's for an answer it sends back."""
     history = [*state.get("history", []), record]
     failed = record["kind"] in FAILURE_KINDS
     success_streak = state.get("success_streak", 0) + 1 if record["kind"] == "success" else 0
     failure_streak = state.get("failure_streak", 0) + 1 if failed else 0
-    hints: list[str] = []
-    if failure_note:
-        hints.append(failure_note)
+    hints = [note] if note else []
     if rule is not None and rule["action"] == "switch":
         hints.append(f"Rule {rule['rule']}: {rule['reason']}")
+    if record["kind"] == "recall":
+        hints.append(recall_hint(state, record, settings))
+    if same_reply(history, 2):
+        hints.append(notes.same_reply_note(ends_next=True))
     if hint := switch_hint(history, failure_streak, settings):
         hints.append(hint)
     verdict = _rule_stop(rule) or after_step(state, history, failure_streak, settings)
@@ -73,10 +85,11 @@ def after_step(
         return {"status": "completed", "reason": f"final answer after {steps} step(s)"}
     if last["kind"] == "repeat":
         return {"status": "no_progress", "reason": last["summary"]}
-    if repeated_thought(history):
+    if same_reply(history, 3):
         return {
             "status": "no_progress",
-            "reason": f"the same Thought with no Action twice in a row: {last['summary']}",
+            "reason": "the same unusable reply three times in a row, the last after a note: "
+            f"{last['summary']}",
         }
     if tripped := breaker(history, failure_streak, settings):
         return tripped
@@ -86,20 +99,32 @@ def after_step(
         return {
             "status": "max_steps",
             "reason": f"step cap reached: {settings.max_steps} model calls without a final answer",
+            "cap": True,
         }
     return None
 
 
-def repeated_thought(history: list[StepRecord]) -> bool:
-    """Two consecutive replies with the same Thought and no Action (the design note's loop)."""
-    if len(history) < 2:
+def same_reply(history: list[StepRecord], times: int) -> bool:
+    """The last ``times`` replies were the same unusable one (the design note's loop of one
+    Thought with no Action): at two a note says so, at three the run ends."""
+    if len(history) < times:
         return False
-    a, b = history[-2], history[-1]
-    return (
-        a["kind"] == b["kind"] == "parse_failure"
-        and a["fingerprint"] is not None
-        and a["fingerprint"] == b["fingerprint"]
+    last = history[-times:]
+    first = last[0]["fingerprint"]
+    return first is not None and all(
+        r["kind"] == "parse_failure" and r["fingerprint"] == first for r in last
     )
+
+
+def recall_hint(state: AgentState, record: StepRecord, settings: AgentSettings) -> str:
+    """The note for a call answered from its record: what it returned, and whether one more
+    proposal of it ends the run."""
+    call = state.get("calls", {}).get(call_key(record["fingerprint"] or ""))
+    known = call.get("known", []) if call else []
+    noted = call.get("noted", 0) if call else 0
+    step = call.get("step", record["step"]) if call else record["step"]
+    last = noted + 1 >= settings.repeat_notes
+    return notes.recall_note(record.get("tool", ""), step, known, last)
 
 
 def breaker(
@@ -114,6 +139,7 @@ def breaker(
     return {
         "status": "failed",
         "reason": f"circuit breaker: {failure_streak} consecutive failed steps ({listed})",
+        "cap": True,
     }
 
 
@@ -126,6 +152,7 @@ def over_budget(usage: Usage | None, settings: AgentSettings) -> Verdict | None:
             f"token budget {settings.token_budget} exceeded: spent {usage['total_tokens']} "
             f"({usage['input_tokens']} in, {usage['output_tokens']} out)"
         ),
+        "cap": True,
     }
 
 
@@ -139,17 +166,18 @@ def temperature_for(success_streak: int, settings: AgentSettings) -> float:
 def switch_hint(
     history: list[StepRecord], failure_streak: int, settings: AgentSettings
 ) -> str | None:
-    """After enough consecutive failures, tell the model to change course. The note names the
-    failed step and its kind only: the failure's text (a tool's words) stays in the tool
-    results section, quoted, and never becomes a controller note."""
-    if failure_streak < settings.switch_after_failures:
+    """After enough consecutive failures, tell the model to change course, and before the
+    breaker opens, that one more failure ends the run. The note names each failed step, its
+    tool and the error's words from tether's error vocabulary (:mod:`.notes`): a tool's own
+    text stays in the tool results section, quoted, and never becomes a controller note."""
+    warn = failure_streak == settings.breaker_failures - 1
+    if failure_streak < settings.switch_after_failures and not warn:
         return None
-    last = history[-1]
-    what = f"step {last['step']} ({last['kind'].replace('_', ' ')})"
-    return (
-        f"Your last {failure_streak} steps failed; the latest was {what}. "
-        "Do not repeat it: use another tool, or the same tool with different arguments."
-    )
+    failures = [
+        (r["step"], r["kind"], r.get("tool"), r.get("cues", []))
+        for r in history[-min(failure_streak, 3) :]
+    ]
+    return notes.failure_note(failures, ends_next=warn)
 
 
 def _rule_stop(rule: RuleVerdict | None) -> Verdict | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions import policy, small_model, stops
+from tether.decisions import notes, policy, small_model, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.llm.protocols import OutputProtocol
@@ -61,14 +61,14 @@ def close_step(
     note = None
     if record["kind"] == "parse_failure" and protocol is not None:
         note = protocol.failure_note(record["summary"])
-    outcome = stops.assess(state, record, rule, settings, failure_note=note)
+    outcome = stops.assess(state, record, rule, settings, note=note)
     update = _step_record(state, outcome, settings)
     if proposal["kind"] == "action":
-        update |= _call_memory(record, first_run)
+        update |= _call_memory(record, first_run, result)
         if result is not None:
             update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
     _emit_decision(step, outcome)
-    return update | _ending(state, proposal, outcome, side_effects)
+    return update | _ending(state, proposal, outcome, side_effects, settings)
 
 
 def _step_record(
@@ -105,7 +105,11 @@ def _emit_decision(step: int, outcome: stops.Assessment) -> None:
 
 
 def _ending(
-    state: AgentState, proposal: Proposal, outcome: stops.Assessment, side_effects: bool
+    state: AgentState,
+    proposal: Proposal,
+    outcome: stops.Assessment,
+    side_effects: bool,
+    settings: AgentSettings,
 ) -> dict[str, Any]:
     """Where the run goes from here: on, a replay of a call whose outcome is unknown before
     it may stop, or the end with the verdict's status."""
@@ -120,21 +124,40 @@ def _ending(
         )
         replay: Proposal = {**unresolved, "gate": "run"}
         return update | {"proposal": replay, "resolving": True, "next": "act"}
+    if outcome.verdict and (last_call := ask_at_cap(state, outcome.verdict, settings)):
+        return update | last_call | {"hints": [*outcome.hints, *last_call["hints"]]}
     if outcome.verdict:
         answer = proposal.get("answer") if outcome.verdict["status"] == "completed" else None
         return update | end_run({**state, "unresolved": unresolved}, outcome.verdict, answer)
     return update | {"next": "think"}
 
 
-def _call_memory(record: StepRecord, first_run: bool) -> dict[str, Any]:
-    """The ``calls`` update: the call ran (once per step), and how it fared."""
+def ask_at_cap(state: AgentState, verdict: Verdict, settings: AgentSettings) -> dict[str, Any]:
+    """At a cap, with ``cap_answer``: the update that makes the next model call the last one,
+    with no tools and a note asking for the best answer ({} when there is none to make)."""
+    if not (verdict.get("cap") and settings.cap_answer) or state.get("closing"):
+        return {}
+    emit(state.get("steps", 0), "decision", {"last_answer": verdict})
+    return {"closing": verdict, "hints": [notes.cap_note(verdict["status"])], "next": "think"}
+
+
+def _call_memory(
+    record: StepRecord, first_run: bool, result: ToolResult | None = None
+) -> dict[str, Any]:
+    """The ``calls`` update: the call ran (once per step), how it fared, what a success
+    returned (as a note may quote it), and a note sent about proposing it again."""
     fingerprint = record["fingerprint"]
     if not fingerprint:
         return {}
     key = call_key(fingerprint)
     events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
     if record["kind"] not in NOT_AN_OUTCOME:
-        events.append({"key": key, "outcome": record["kind"]})
+        event: CallEvent = {"key": key, "outcome": record["kind"]}
+        if record["kind"] == "success" and result is not None:
+            event |= {"step": record["step"], "known": notes.plain_values(result.get("data"))}
+        events.append(event)
+    if record["kind"] == "recall":
+        events.append({"key": key, "noted": True})
     return {"calls": events}
 
 
@@ -160,11 +183,23 @@ def _result_entry(
 def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> dict[str, Any]:
     """The outcome fields for a run that stops here (and the trace's finish event)."""
     verdict = effects.settled_verdict(verdict, state.get("unresolved"))
-    answer = answer if verdict["status"] == "completed" else None
+    asked = verdict.get("cap") and state.get("unresolved") is None  # the answer at a cap
+    answer = answer if verdict["status"] == "completed" or asked else None
     reason = verdict["reason"] + effects.unknown_outcome_note(state.get("unresolved"))
     emit(
         state.get("steps", 0),
         "finish",
-        {"status": verdict["status"], "reason": reason, "usage": state.get("usage")},
+        {
+            "status": verdict["status"],
+            "reason": reason,
+            "usage": state.get("usage"),
+            "answer": answer,
+        },
     )
-    return {"status": verdict["status"], "reason": reason, "answer": answer, "next": "end"}
+    return {
+        "status": verdict["status"],
+        "reason": reason,
+        "answer": answer,
+        "closing": None,
+        "next": "end",
+    }

@@ -21,7 +21,7 @@ from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
 from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
-from tether.nodes.step import close_step, end_run
+from tether.nodes.step import ask_at_cap, close_step, end_run
 from tether.settings import AgentSettings
 from tether.state import (
     AgentState,
@@ -29,6 +29,8 @@ from tether.state import (
     Proposal,
     ReasoningEntry,
     Usage,
+    Verdict,
+    add_usage,
     windowed,
 )
 from tether.tools.safe import json_safe
@@ -99,7 +101,9 @@ class Think(Node):
         )
         if verdict:
             emit(step, "decision", {"stop": verdict})
-            return end_run(state, verdict)
+            if last_call := ask_at_cap(state, verdict, settings):
+                return last_call | {"hints": [*state.get("hints", []), *last_call["hints"]]}
+            return end_run(state, _unasked(state.get("closing"), verdict))
         temperature = small_model.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
         return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
@@ -152,7 +156,9 @@ class Think(Node):
         if usage_note:
             emit(call.step, "usage_counted", {"note": usage_note})
         proposal.pop("raw", None)  # kept in the trace, not in every checkpoint
-        if proposal["kind"] == "action" and proposal["gate"] != "repeat":
+        if closing := state.get("closing"):
+            return update | self._last_answer(state, call, usage, proposal, closing)
+        if proposal["kind"] == "action" and proposal["gate"] in GATED_MOVES:
             return update | {"next": GATED_MOVES[proposal["gate"]]}
         closed = close_step(
             state,
@@ -164,6 +170,28 @@ class Think(Node):
             model_call=(call.step, usage),
         )
         return update | closed
+
+    @staticmethod
+    def _last_answer(
+        state: AgentState, call: Call, usage: Usage, proposal: Proposal, closing: Verdict
+    ) -> dict[str, Any]:
+        """The run ends with the cap's verdict, and the answer the last call gave, if any."""
+        answer = proposal.get("answer", "").strip() if proposal["kind"] == "final" else ""
+        got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
+        why = f"{closing['reason']}; {got}" + ("" if answer else ", the reply gave none")
+        spent: AgentState = {
+            **state,
+            "steps": call.step,
+            "usage": add_usage(state.get("usage"), usage),
+        }
+        return end_run(spent, {**closing, "reason": why}, answer or None)
+
+
+def _unasked(closing: Verdict | None, verdict: Verdict) -> Verdict:
+    """The verdict when the last answer's call does not fit: the cap's, saying so."""
+    if closing is None or verdict["status"] == "cancelled":
+        return verdict
+    return {**closing, "reason": f"{closing['reason']}; no room left to ask for an answer"}
 
 
 def _encodable(reply: AIMessage) -> AIMessage:
