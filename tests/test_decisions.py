@@ -185,7 +185,9 @@ def test_breaker_needs_consecutive_failures() -> None:
     history.append(rec("parse_failure", 4))
     assert stops.breaker(history, 2, SETTINGS) is None
     history.append(rec("unknown_tool", 5, summary="no such tool"))
-    tripped = stops.breaker(history, 3, SETTINGS)
+    assert stops.breaker(history, 3, SETTINGS) is None  # about to open: the note warns first
+    history.append(rec("tool_error", 6, summary="still broken"))
+    tripped = stops.breaker(history, 4, SETTINGS)
     assert tripped and tripped["status"] == "failed" and "no such tool" in tripped["reason"]
     assert "step 3 tool_error" in tripped["reason"] and "step 1" not in tripped["reason"]
 
@@ -249,14 +251,16 @@ def test_temperature_and_switch_thresholds() -> None:
     hint = stops.switch_hint(history, 2, settings)
     assert hint and "step 2, x tool error, its error says: found" in hint
     assert "IGNORE ALL" not in hint  # the tool's words never become a controller note
-    assert "One more failed step ends the run" in hint  # breaker_failures is 3
+    assert "One more failed step" not in hint  # breaker_failures is 3
+    warned = stops.switch_hint([*history, rec("tool_error", 3)], 3, settings)
+    assert warned and "One more failed step ends the run" in warned
 
 
 def test_the_breaker_warns_even_when_the_switch_note_is_off() -> None:
     settings = AgentSettings(switch_after_failures=10, breaker_failures=4)
-    history: Any = [rec("tool_error", i) for i in (1, 2, 3)]
-    assert stops.switch_hint(history, 2, settings) is None
-    hint = stops.switch_hint(history, 3, settings)
+    history: Any = [rec("tool_error", i) for i in (1, 2, 3, 4)]
+    assert stops.switch_hint(history, 3, settings) is None
+    hint = stops.switch_hint(history, 4, settings)
     assert hint and "One more failed step ends the run" in hint
 
 

@@ -110,15 +110,15 @@ def test_budget_checked_before_the_call(run_script: Any) -> None:
     assert "would be exceeded" in state["reason"] and "no room left" in state["reason"]
 
 
-def test_breaker_opens_after_three_failures_and_a_warning(run_script: Any) -> None:
-    replies = [act("broken", f'{{"key": "k{i}"}}') for i in range(3)]
+def test_breaker_opens_after_three_failures_a_warning_and_one_more(run_script: Any) -> None:
+    replies = [act("broken", f'{{"key": "k{i}"}}') for i in range(4)]
     state, model = run_script([*replies, final("nothing found")], tools=[broken])
     assert state["status"] == "failed"
     assert state["answer"] == "nothing found"
-    assert "3 consecutive failed steps" in state["reason"]
-    for i in range(3):
+    assert "4 consecutive failed steps" in state["reason"]
+    for i in range(4):
         assert f"no record for k{i}" in state["reason"]
-    warned = prompt_text(model, 2)  # the third call's prompt said what failed, and the cost
+    warned = prompt_text(model, 3)  # the fourth call's prompt said what failed, and the cost
     assert "broken tool error" in warned and "One more failed step ends the run" in warned
 
 
@@ -127,11 +127,12 @@ def test_mixed_failures_trip_the_breaker(run_script: Any) -> None:
         act("nope", '{"key": "a"}'),  # unknown tool
         "Thought: hmm, no action",  # parse failure
         act("lookup", '{"wrong": 1}'),  # validation error
+        act("lookup", '{"wrong": 2}'),  # after the warning
     ]
     state, _ = run_script(replies, tools=[lookup], cap_answer=False)
     assert state["status"] == "failed"
     kinds = [r["kind"] for r in state["history"]]
-    assert kinds == ["unknown_tool", "parse_failure", "validation_error"]
+    assert kinds[-4:] == ["unknown_tool", "parse_failure", "validation_error", "validation_error"]
 
 
 def test_a_successful_call_proposed_again_is_answered_from_its_record(run_script: Any) -> None:

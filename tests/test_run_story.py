@@ -122,12 +122,13 @@ def _call() -> str:
 
 
 def test_unusable_replies_and_the_breaker_are_told() -> None:
-    out = _story(["not json", "still not", "nope", "neither"])
-    assert out.count("model  wrote a reply the loop could not use") == 4  # the last at the cap
+    out = _story(["not json", "still not", "nope", "neither", "nor this"])
+    assert out.count("model  wrote a reply the loop could not use") == 5  # the last at the cap
     assert "step failed (parse failure; 1 in a row): sends the model a note" in out
     assert "step failed (parse failure; 2 in a row): sends the model a note" in out
     assert "failed: stopped: too many failed steps in a row (circuit breaker)" in out
-    assert "why    circuit breaker: 3 consecutive failed steps" in out
+    assert "step failed (parse failure; 3 in a row): sends the model a note" in out
+    assert "why    circuit breaker: 4 consecutive failed steps" in out
     assert "asks the model for its best answer, no tools" in out
     assert "asked at the cap for an answer, the reply gave none" in out
 

@@ -104,7 +104,11 @@ class AgentSettings(BaseSettings):
         "without becoming a tighter cap than max_steps.",
     )
     breaker_failures: int = Field(
-        3, ge=1, description="Consecutive failed steps that open the circuit breaker (failed)."
+        3,
+        ge=1,
+        description="Consecutive failed steps that bring the circuit breaker to the point of "
+        "opening: the next prompt's note names what failed and says one more failure ends "
+        "the run; the next failed step opens it (failed).",
     )
     switch_after_failures: int = Field(
         2, ge=1, description="Consecutive failures after which the model is told to switch."

@@ -133,7 +133,7 @@ NOT_AN_OUTCOME = frozenset({"refused", "repeat", "recall"})
 
 def history_window(settings: AgentSettings) -> int:
     """How many step records the state keeps: enough for the breaker and the switch."""
-    return max(HISTORY_KEPT, settings.breaker_failures, settings.switch_after_failures)
+    return max(HISTORY_KEPT, settings.breaker_failures + 1, settings.switch_after_failures)
 
 
 # --- a tool result ----------------------------------------------------------------------------

@@ -130,8 +130,9 @@ def recall_hint(state: AgentState, record: StepRecord, settings: AgentSettings) 
 def breaker(
     history: list[StepRecord], failure_streak: int, settings: AgentSettings
 ) -> Verdict | None:
-    """``breaker_failures`` consecutive failed steps open the circuit, listing each."""
-    if failure_streak < settings.breaker_failures:
+    """``breaker_failures`` consecutive failed steps put the run on notice (the note after the
+    last of them says so, :func:`switch_hint`); one more opens the circuit, listing each."""
+    if failure_streak <= settings.breaker_failures:
         return None
     listed = "; ".join(
         f"step {r['step']} {r['kind']}: {r['summary']}" for r in history[-failure_streak:]
@@ -166,11 +167,11 @@ def temperature_for(success_streak: int, settings: AgentSettings) -> float:
 def switch_hint(
     history: list[StepRecord], failure_streak: int, settings: AgentSettings
 ) -> str | None:
-    """After enough consecutive failures, tell the model to change course, and before the
-    breaker opens, that one more failure ends the run. The note names each failed step, its
-    tool and the error's words from tether's error vocabulary (:mod:`.notes`): a tool's own
-    text stays in the tool results section, quoted, and never becomes a controller note."""
-    warn = failure_streak == settings.breaker_failures - 1
+    """After enough consecutive failures, tell the model to change course, and once the
+    breaker is about to open, that one more failure ends the run. The note names each failed
+    step, its tool and the error's words from tether's error vocabulary (:mod:`.notes`): a
+    tool's own text stays in the tool results section, quoted, never in a controller note."""
+    warn = failure_streak == settings.breaker_failures
     if failure_streak < settings.switch_after_failures and not warn:
         return None
     failures = [
