@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import inspect
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -11,9 +13,15 @@ from tether import AgentSettings, TetherError
 from tether_bench.ablation import CONTROLS, NEVER, Ablation, ablation_plan, parse_variant
 from tether_bench.agents import known_agent, make_agent
 from tether_bench.agents.tether_agent import TetherAgent
-from tether_bench.cli import bench, bench_options
+from tether_bench.cli import bench, bench_app, bench_options
+from tether_bench.metrics import all_metrics
 from tether_bench.options import BenchOptions
-from tether_bench.suite import run_plan
+from tether_bench.paired import sign_test
+from tether_bench.records import ModelCall, RunRecord, Verdict
+from tether_bench.runner import BenchResult, RunPlan
+from tether_bench.suite import SuiteResult, run_plan
+from tether_bench.suite_report import ablation_markdown, ablation_rows
+from typer.testing import CliRunner
 
 ALL = list(CONTROLS)
 
@@ -103,3 +111,97 @@ def test_bad_ablations_are_refused() -> None:
     assert not known_agent("agent_executor-no_breaker") and not known_agent("tether-no_nope")
     with pytest.raises(ValueError, match="unknown control"):
         TetherAgent().without("nope")
+
+
+def _run(agent: str, scenario: str, passed: bool, tokens: int) -> RunRecord:
+    return RunRecord(
+        agent=agent,
+        scenario_id=scenario,
+        category="db",
+        termination="completed",
+        wall_s=0.0,
+        verdict=Verdict(passed=passed),
+        model_calls=[ModelCall(start=0, end=1, total_tokens=tokens, usage_reported=True)],
+    )
+
+
+# persona -> seed -> agent -> scenarios passed; tether spends 100 tokens a run, its variants 80
+PASSES = {
+    "strong": {
+        0: {"tether": "abc", "tether-no_breaker": "a", "tether-no_repeat_note": "abc"},
+        1: {"tether": "ab", "tether-no_breaker": "ac", "tether-no_repeat_note": "abc"},
+    },
+    "strong;heed=0.9": {
+        0: {"tether": "abcd", "tether-no_breaker": "abcd", "tether-no_repeat_note": "abc"},
+        1: {"tether": "abcd", "tether-no_breaker": "abcd", "tether-no_repeat_note": "abc"},
+    },
+}
+SYNTHETIC = [
+    Ablation("tether", "repeat_note", "tether-no_repeat_note"),
+    Ablation("tether", "breaker", "tether-no_breaker"),
+    Ablation("tether", "small_model", None, "the small-model profile is off"),
+]
+
+
+def synthetic_suite() -> SuiteResult:
+    agents = ["tether", "tether-no_repeat_note", "tether-no_breaker"]
+    by_seed = {}
+    for persona, seeds in PASSES.items():
+        for seed, passes in seeds.items():
+            records = [
+                _run(agent, s, s in passes[agent], 100 if agent == "tether" else 80)
+                for agent in agents
+                for s in "abcd"
+            ]
+            plan = RunPlan(agents=agents, scenarios=[])
+            metrics = all_metrics(records, agents)
+            by_seed[persona, seed] = BenchResult(plan, {}, records, metrics, wall_s=1.0)
+    opts = BenchOptions(agents=["tether"], seeds=[0, 1], personas=list(PASSES), ablate=ALL)
+    return SuiteResult(options=opts, by_seed=by_seed, ablation=SYNTHETIC)
+
+
+def test_the_report_pairs_tether_with_each_variant_run_by_run() -> None:
+    suite = synthetic_suite()
+    repeat, breaker, small = ablation_rows(suite, "strong", "tether")
+    # breaker, 8 runs: a both x2; b only tether x2; c only tether (seed 0), only without (1)
+    pair = breaker.pair
+    assert pair is not None
+    assert (pair.both, pair.only_agent, pair.only_peer, pair.neither) == (2, 3, 1, 2)
+    assert breaker.runs == 8 and breaker.rate_with == 5 / 8 and breaker.rate_without == 3 / 8
+    assert breaker.points == pytest.approx(25.0)
+    assert pair.p_value == pytest.approx(sign_test(3, 1))
+    assert (breaker.tokens_with, breaker.tokens_without, breaker.tokens) == (100, 80, 20)
+    assert repeat.points == pytest.approx(-12.5)  # without repeat notes it passes c on seed 1
+    assert small.pair is None and small.points is None and small.runs == 0
+
+    text = ablation_markdown(suite)
+    assert "| breaker | `breaker_failures=1000` |" in text  # the controls table
+    assert "| breaker | 62.5% | 37.5% | +25.0 | 3 / 1 of 8 | 0.625 | 100 / 80 | +20 |" in text
+    assert "| repeat_note | 62.5% | 75.0% | -12.5 | 0 / 1 of 8 | 1 | 100 / 80 | +20 |" in text
+    assert "| small_model | - | does not apply: the small-model profile is off |" in text
+    assert "Persona `strong;heed=0.9`, tether against itself" in text
+    # one column per persona (grid cell): what each control buys there, and its token cost
+    assert "| Control | strong | strong;heed=0.9 |" in text
+    assert "| repeat_note | -12.5 (+20 tokens) | +25.0 (+20 tokens) |" in text
+    assert "| small_model | n/a | n/a |" in text
+
+
+def test_a_tiny_ablation_run_writes_the_table(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    args = ["--ablate", "--simplest", "1", "--seeds", "0", "--agents", "tether"]
+    args += ["--no-sim-latency", "--workers", "1", "--concurrency", "8"]
+    result = CliRunner().invoke(
+        bench_app, [*args, "--no-progress", "--no-charts", "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    table = (out / "ablation.md").read_text(encoding="utf-8")
+    assert "Ablation (also in ablation.md)" in result.stdout
+    for control in ALL:
+        assert f"\n| {control} |" in table, control
+    runs = json.loads((out / "strong-seed0" / "results.json").read_text(encoding="utf-8"))["runs"]
+    assert sorted(r["agent"] for r in runs) == sorted(
+        ["tether", *(f"tether-no_{c}" for c in ALL[:-1])]
+    )
+    summary = json.loads((out / "suite.json").read_text(encoding="utf-8"))
+    assert summary["ablation"]["strong"]["tether"]["breaker"]["runs"] == 1
+    assert summary["info"]["ablated"]["tether-no_breaker"] == "breaker_failures=1000"

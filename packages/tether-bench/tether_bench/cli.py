@@ -143,7 +143,7 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
     """
     from tether_bench.scenarios import ScenarioFileError
     from tether_bench.suite import run_suite
-    from tether_bench.suite_report import suite_markdown, write_suite
+    from tether_bench.suite_report import ablation_markdown, suite_markdown, write_suite
 
     try:
         _check_agents(options.agents)
@@ -159,6 +159,8 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     sys.stdout.write(suite_markdown(suite))
+    if suite.ablation:
+        sys.stdout.write("\nAblation (also in ablation.md):\n\n" + ablation_markdown(suite))
     err.print(f"wrote {len(paths)} files to {options.out} in {suite.wall_s:.1f} s of runs")
 
 
