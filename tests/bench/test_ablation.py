@@ -20,8 +20,10 @@ from tether_bench.paired import sign_test
 from tether_bench.records import ModelCall, RunRecord, Verdict
 from tether_bench.runner import BenchResult, RunPlan
 from tether_bench.suite import SuiteResult, run_plan
-from tether_bench.suite_report import ablation_markdown, ablation_rows
+from tether_bench.suite_report import ablation_markdown, ablation_rows, controls_table
 from typer.testing import CliRunner
+
+from tests.bench.conftest import REPO
 
 ALL = list(CONTROLS)
 
@@ -205,3 +207,12 @@ def test_a_tiny_ablation_run_writes_the_table(tmp_path: Path) -> None:
     summary = json.loads((out / "suite.json").read_text(encoding="utf-8"))
     assert summary["ablation"]["strong"]["tether"]["breaker"]["runs"] == 1
     assert summary["info"]["ablated"]["tether-no_breaker"] == "breaker_failures=1000"
+
+
+def test_the_docs_list_the_controls_as_the_table_says() -> None:
+    everything = SuiteResult(
+        options=BenchOptions(), by_seed={}, ablation=[Ablation("tether", c, None) for c in ALL]
+    )
+    table = controls_table(everything)
+    for doc in ("README.md", "docs/benchmark.md"):
+        assert table in (REPO / doc).read_text(encoding="utf-8"), doc

@@ -312,7 +312,7 @@ def controls_table(suite: SuiteResult) -> str:
     """What each ablated control does and which settings switch it off."""
     names = list(dict.fromkeys(a.control for a in suite.ablation))
     rows = [[name, f"`{CONTROLS[name].shown()}`", CONTROLS[name].what] for name in names]
-    return _table(["Control", "switched off by", "what it does"], rows)
+    return _table(["Control", "Switched off by", "What it does"], rows)
 
 
 def ablation_grid(suite: SuiteResult, agent: str) -> str:
