@@ -70,6 +70,12 @@ def bench(  # one line per flag; the flags only fill BenchOptions
         float | None, Opt(min=0, max=1, help="sim: override the persona's.")
     ] = None,
     sensitivity: Annotated[bool, Opt(help="sim: also each fault kind off.")] = False,
+    ablate: Annotated[
+        bool, Opt(help="Also tether with each of its controls off in turn (tether-no_X).")
+    ] = False,
+    ablate_only: Annotated[
+        str | None, Opt(help="Comma-separated controls to ablate (implies --ablate).")
+    ] = None,
     sim_latency: Annotated[bool, Opt(help="sim: wait as the latency model says.")] = True,
     local_parallel: Annotated[int, Opt(min=1, help="local: llama.cpp slots.")] = 2,
     concurrency: Annotated[int, Opt(min=1, help="Runs in parallel (threads).")] = 4,
@@ -98,6 +104,7 @@ def bench_options(flags: dict[str, Any]) -> BenchOptions:
             _split(values["personas"]), values.pop("trait") or [], values.pop("grid") or []
         ),
         categories=values.pop("category") or [],
+        ablate=ablated(values.pop("ablate"), values.pop("ablate_only")),
     )
     if values["token_budget"] is None:
         del values["token_budget"]
@@ -106,6 +113,15 @@ def bench_options(flags: dict[str, Any]) -> BenchOptions:
     except ValidationError as exc:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
+
+
+def ablated(ablate: bool, only: str | None) -> list[str]:
+    """The controls to switch off: those named, else every one with ``--ablate``."""
+    from tether_bench.ablation import CONTROLS
+
+    if only is not None:
+        return _split(only)
+    return list(CONTROLS) if ablate else []
 
 
 def persona_specs(names: list[str], traits: list[str], grid: list[str]) -> list[str]:
@@ -127,13 +143,14 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
     """
     from tether_bench.scenarios import ScenarioFileError
     from tether_bench.suite import run_suite
-    from tether_bench.suite_report import suite_markdown, write_suite
+    from tether_bench.suite_report import ablation_markdown, suite_markdown, write_suite
 
     try:
         _check_agents(options.agents)
+        ablating = f", ablating {', '.join(options.ablate)}" if options.ablate else ""
         err.print(
             f"bench: {', '.join(options.agents)} on {options.backend}, seeds {options.seeds}, "
-            f"personas {options.personas}"
+            f"personas {options.personas}{ablating}"
         )
         suite = run_suite(options)
         suite.info["command"] = command
@@ -142,13 +159,15 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
         err.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
     sys.stdout.write(suite_markdown(suite))
+    if suite.ablation:
+        sys.stdout.write("\nAblation (also in ablation.md):\n\n" + ablation_markdown(suite))
     err.print(f"wrote {len(paths)} files to {options.out} in {suite.wall_s:.1f} s of runs")
 
 
 def _check_agents(names: list[str]) -> None:
-    from tether_bench.agents import FACTORIES
+    from tether_bench.agents import FACTORIES, known_agent
 
-    unknown = [n for n in names if n not in FACTORIES]
+    unknown = [n for n in names if not known_agent(n)]
     if unknown or not names:
         raise TetherError(f"unknown agents {unknown}; known: {', '.join(FACTORIES)}")
 

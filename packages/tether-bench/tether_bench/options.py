@@ -49,6 +49,9 @@ class BenchOptions(BaseModel):
     """sim: override the persona's fix rate."""
     sim_latency: bool = True
     sensitivity: bool = False
+    ablate: list[str] = Field(default_factory=list)
+    """tether's controls to switch off, one tether variant each, beside the agents
+    (:mod:`tether_bench.ablation`); a control not in force for an agent gets no variant."""
     max_tokens: int = Field(512, ge=1)
     timeout: float = Field(120.0, gt=0)
     local_parallel: int = Field(2, ge=1)
@@ -65,6 +68,16 @@ class BenchOptions(BaseModel):
         for spec in specs:
             persona_from_spec(spec)  # a ValueError names what is wrong
         return specs
+
+    @field_validator("ablate")
+    @classmethod
+    def _known_controls(cls, names: list[str]) -> list[str]:
+        from tether_bench.ablation import CONTROLS, unknown_controls
+
+        unknown = unknown_controls(names)
+        if unknown:
+            raise ValueError(f"unknown controls {unknown}; known: {', '.join(CONTROLS)}")
+        return list(dict.fromkeys(names))
 
     def harness(self) -> Harness:
         return Harness(step_cap=self.step_cap, token_budget=self.token_budget)

@@ -2,17 +2,20 @@
 
 One :class:`~tether_bench.runner.BenchResult` per (persona, seed), plus one per fault kind for
 the sensitivity table (first persona, first seed). The report aggregates them: mean and spread
-over seeds, per category, per persona, per fault kind.
+over seeds, per category, per persona, per fault kind. With ``--ablate`` every (persona, seed)
+also runs tether with each control off in turn (:mod:`tether_bench.ablation`), beside the
+agents in the same plan, so each variant meets the same scenarios and draws as tether.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from tether import TetherError
 
+from tether_bench.ablation import CONTROLS, Ablation, ablation_plan
 from tether_bench.backends import BackendSpec
 from tether_bench.options import BenchOptions
 from tether_bench.runner import (
@@ -36,6 +39,8 @@ class SuiteResult:
     without: dict[str, BenchResult] = field(default_factory=dict)
     """Fault kind switched off -> result (the sensitivity runs)."""
     info: dict[str, Any] = field(default_factory=dict)
+    ablation: list[Ablation] = field(default_factory=list)
+    """Each (tether agent, control) ablated: its variant ran in every (persona, seed)."""
 
     @property
     def wall_s(self) -> float:
@@ -72,9 +77,13 @@ def backend_spec(options: BenchOptions, seed: int, persona: str) -> BackendSpec:
     )
 
 
-def run_plan(options: BenchOptions, scenarios: list[Scenario]) -> RunPlan:
+def run_plan(
+    options: BenchOptions, scenarios: list[Scenario], ablation: Sequence[Ablation] = ()
+) -> RunPlan:
+    """The plan of one (persona, seed): the agents, then the ablation's variants."""
+    variants = [a.variant for a in ablation if a.variant is not None]
     return RunPlan(
-        agents=options.agents,
+        agents=[*options.agents, *(v for v in variants if v not in options.agents)],
         scenarios=scenarios,
         toolset=options.tools,
         trials=options.trials,
@@ -93,19 +102,27 @@ Runner = Callable[[RunPlan, BackendSpec, int], BenchResult]
 
 
 def run_suite(options: BenchOptions, runner: Runner = run_in_processes) -> SuiteResult:
-    """Every (persona, seed), then the sensitivity runs when asked (simulator only)."""
-    plan = run_plan(options, select_scenarios(options))
+    """Every (persona, seed), with the ablation's variants when asked, then the sensitivity
+    runs when asked (simulator only; the agents alone)."""
+    ablation = ablation_plan(options)
+    scenarios = select_scenarios(options)
+    plan = run_plan(options, scenarios, ablation)
     by_seed = {
         (persona, seed): runner(plan, backend_spec(options, seed, persona), options.workers)
         for persona in options.personas
         for seed in options.seeds
     }
-    suite = SuiteResult(options=options, by_seed=by_seed)
+    suite = SuiteResult(options=options, by_seed=by_seed, ablation=ablation)
+    if ablation:
+        suite.info["ablated"] = {
+            a.variant: CONTROLS[a.control].shown() for a in ablation if a.variant is not None
+        }
     if options.sensitivity:
         if options.backend != "sim":
             raise TetherError("--sensitivity switches simulator faults off: it needs --backend sim")
         base = backend_spec(options, options.seeds[0], options.personas[0])
+        agents_only = run_plan(options, scenarios)
         for kind in FAULT_KINDS:
             spec = replace(base, disabled_faults=(kind,))
-            suite.without[kind] = runner(plan, spec, options.workers)
+            suite.without[kind] = runner(agents_only, spec, options.workers)
     return suite

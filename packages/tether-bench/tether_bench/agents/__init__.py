@@ -71,8 +71,18 @@ FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
 def make_agent(
     name: str, harness: Harness | None = None, protocol: str | None = None
 ) -> BenchAgent:
-    """The agent called ``name`` (a variant, or gold), inside ``harness``; ``protocol`` is
-    tether's output protocol (the baselines have theirs fixed)."""
+    """The agent called ``name`` (a variant, gold, or a tether agent with one control off,
+    ``tether-no_<control>``: :mod:`tether_bench.ablation`), inside ``harness``; ``protocol``
+    is tether's output protocol (the baselines have theirs fixed)."""
+    from tether_bench.ablation import parse_variant
+
+    ablated = parse_variant(name)
+    if ablated is not None and ablated[0] in FACTORIES:
+        from tether_bench.agents.tether_agent import TetherAgent
+
+        base = make_agent(ablated[0], harness, protocol)
+        if isinstance(base, TetherAgent):
+            return base.without(ablated[1])
     try:
         factory = FACTORIES[name]
     except KeyError:
@@ -80,11 +90,21 @@ def make_agent(
     return factory(harness or Harness(), protocol)
 
 
+def known_agent(name: str) -> bool:
+    """Whether :func:`make_agent` makes an agent called ``name``."""
+    try:
+        make_agent(name)
+    except ValueError:
+        return False
+    return True
+
+
 __all__ = [
     "AGENT_NAMES",
     "VARIANTS",
     "BenchAgent",
     "ChatSettings",
+    "known_agent",
     "make_agent",
     "recorded_chat_model",
 ]

@@ -50,7 +50,7 @@ def call(registry: RecordingRegistry, action: ToolAction) -> dict[str, Any]:
 class Adversary(BenchAgent):
     """An agent that acts without a model; subclasses say what it does and answers."""
 
-    name: ClassVar[str] = "adversary"
+    name = "adversary"
 
     def __init__(self, scenarios: Sequence[Scenario]) -> None:
         self.scenarios = list(scenarios)

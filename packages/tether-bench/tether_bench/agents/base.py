@@ -106,11 +106,16 @@ def budget_stop(stop: BudgetExceeded, outcome: Outcome) -> Outcome:
 class BenchAgent(ABC):
     """One agent framework, run the same way as the others, inside one :class:`Harness`."""
 
-    name: ClassVar[str]
+    name: str
     harness: Harness = Harness()
     sleep: Sleep = time.sleep
     guards_budget: ClassVar[bool] = False
     """The framework has no token budget of its own: the harness's guard stops it."""
+
+    run_name: str | None = None
+    """The name the run's stable id is derived from (:func:`stable_run_id`); None: the
+    agent's own. A variant of another agent takes that agent's, so both runs of a scenario
+    trial show the same ids."""
 
     def run(
         self, scenario: Scenario, world: BenchWorld, chat: ChatSettings, *, trial: int = 0
@@ -133,7 +138,8 @@ class BenchAgent(ABC):
     ) -> RunRecord:
         """:meth:`run` with a model already built (and reporting to ``recorder``)."""
         if chat.run_id is None:
-            chat = replace(chat, run_id=stable_run_id(self.name, scenario.id, trial))
+            run_id = stable_run_id(self.run_name or self.name, scenario.id, trial)
+            chat = replace(chat, run_id=run_id)
         registry = RecordingRegistry.wrap(
             world.registry(), recorder, chat.tool_listener, run_id=chat.run_id
         )

@@ -12,6 +12,7 @@ so those ids are the same in every identical run.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Collection
 from typing import Any
 
@@ -110,18 +111,52 @@ class TetherAgent(BenchAgent):
             self.sleep = sleep
         self.seed = seed
         self.protocol = protocol
+        self.ablated: tuple[str, ...] = ()
+        """Controls switched off (:mod:`tether_bench.ablation`); empty: tether as it is."""
 
-    def settings(self) -> VariantSettings:
-        s = tether_settings(
-            base_url="http://127.0.0.1:1/v1",
-            model="m",
-            temperature=0.0,
-            max_tokens=1,
-            timeout=1.0,
+    def without(self, control: str) -> TetherAgent:
+        """This agent with ``control`` switched off too, named after it
+        (``tether-no_breaker``); its runs keep this agent's run ids, so both meet the same
+        tool ids."""
+        from tether_bench.ablation import CONTROLS, variant_name
+
+        if control not in CONTROLS:
+            raise ValueError(f"unknown control {control!r}; known: {', '.join(CONTROLS)}")
+        variant = copy.copy(self)
+        variant.name = variant_name(self.name, control)
+        variant.run_name = self.run_name or self.name
+        variant.ablated = (*self.ablated, control)
+        return variant
+
+    def settings_at(
+        self,
+        *,
+        base_url: str = "http://127.0.0.1:1/v1",
+        model: str = "m",
+        temperature: float = 0.0,
+        max_tokens: int = 1,
+        timeout: float = 1.0,
+        approval_tools: Collection[str] = (),
+    ) -> AgentSettings:
+        """The AgentSettings this agent runs with on that endpoint and sampling: the harness's
+        numbers, the profile, and its ablated controls off."""
+        from tether_bench.ablation import switch_off
+
+        settings = tether_settings(
+            base_url=base_url,
+            model=model,
+            temperature=temperature,
+            max_tokens=max_tokens,
+            timeout=timeout,
             harness=self.harness,
             protocol=self.protocol,
+            approval_tools=approval_tools,
             small_model=self.small_model,
         )
+        return switch_off(settings, self.ablated) if self.ablated else settings
+
+    def settings(self) -> VariantSettings:
+        s = self.settings_at()
         ceiling = [
             min(s.retry_max_delay, s.retry_base_delay * 2 ** (a - 1))
             for a in range(1, s.tool_attempts)
@@ -148,16 +183,13 @@ class TetherAgent(BenchAgent):
         chat: ChatSettings,
     ) -> Outcome:
         desk = ApprovalDesk(scenario, registry)
-        settings = tether_settings(
+        settings = self.settings_at(
             base_url=chat.base_url,
             model=chat.model,
             temperature=chat.temperature,
             max_tokens=chat.max_tokens,
             timeout=chat.timeout,
-            harness=self.harness,
-            protocol=self.protocol,
             approval_tools=desk.tools,
-            small_model=self.small_model,
         )
         checkpointer, config = new_thread()
         graph = build_graph(
