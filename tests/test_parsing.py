@@ -12,6 +12,7 @@ from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.llm.parsing import fingerprint, parse_arguments, parse_native, parse_react
 from tether.llm.structured import parse_json_action
+from tether.state import Proposal
 from tether.testing import ScriptedChatModel, run_traced
 
 
@@ -498,18 +499,88 @@ _LABELS = st.sampled_from(
 _REPLIES = st.text() | st.lists(_LABELS | st.text(max_size=5), max_size=40).map("".join)
 
 
+_NAMES = st.sampled_from(["query_order", "pay_order", "list_orders", "lookup", "Query_Order", ""])
+_PIECES = st.sampled_from(
+    [
+        '{"order_id": "ORD-1"}',
+        '"order_id"',
+        "ORD-1",
+        '"ORD-1"',
+        "(",
+        ")",
+        "()",
+        '(order_id="ORD-1")',
+        "('ORD-1')",
+        "order_id=",
+        "amount=2",
+        "**kw",
+        " (looking it up)",
+        ", ",
+        ": ",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        "'",
+        "“",
+        "`",
+        "true",
+        "\n",
+        " ",
+        "-" * 3,
+        "Action Input: ",
+        "Observation: ",
+    ]
+)
+_BITS = st.lists(_PIECES | st.text(max_size=4), max_size=10).map("".join)
+_NEAR_MISSES = st.builds(
+    "Thought: t\nAction: {}{}{}{}".format,
+    _NAMES,
+    _BITS,
+    st.sampled_from(["", "\nAction Input: ", " Action Input: "]),
+    _BITS,
+)
+_CALLS = st.builds(
+    "Thought: t\nAction: {}({})".format,
+    _NAMES,
+    st.sampled_from(['order_id="ORD-1"', "'ORD-1'", "", '"ORD-1", amount=2', "x=[1, {}]"]) | _BITS,
+)
+_JSON_NEAR_MISSES = st.builds(
+    '{{"thought": "t", "action": {{"tool": "{}", "arguments": {}}}}}{}'.format,
+    _NAMES,
+    _BITS,
+    _BITS,
+)
+_REPAIRS_WITH_ONE_READING = {"json_then_prose", "bare_value", "call_syntax"}
+
+
+def _proposals(text: str, truncated: bool, name: str) -> list[Proposal]:
+    """``text`` read by every protocol, with and without the offered tools' repairs."""
+    return [
+        parse(text, truncated=truncated, repair_for=tools)
+        for parse in (parse_react, parse_json_action)
+        for tools in ((), OFFERED)
+    ] + [
+        parse_native(_invalid_call(name, text), truncated=truncated, repair_for=OFFERED),
+        parse_native(AIMessage(text), truncated=truncated, repair_for=OFFERED),
+    ]
+
+
 @settings(max_examples=300, deadline=None)
-@given(_REPLIES, st.booleans())
-def test_any_reply_gives_a_proposal(text: str, truncated: bool) -> None:
-    for proposal in (
-        parse_react(text, truncated=truncated),
-        parse_json_action(text, truncated=truncated),
-    ):
+@given(_REPLIES | _NEAR_MISSES | _CALLS | _JSON_NEAR_MISSES, st.booleans(), _NAMES)
+def test_any_reply_gives_a_proposal(text: str, truncated: bool, name: str) -> None:
+    """Any text is a proposal, never an exception; a reply read by a repair that needs one
+    reading calls an offered tool."""
+    offered = {tool.name for tool in OFFERED}
+    for proposal in _proposals(text, truncated, name):
         assert proposal["kind"] in ("action", "final", "invalid")
         if proposal["kind"] == "final":
             assert proposal["answer"].strip()
         if proposal["kind"] == "action":
             json.dumps(proposal["arguments"], allow_nan=False)
+            if _REPAIRS_WITH_ONE_READING & set(proposal.get("repairs", [])):
+                assert proposal["tool"] in offered, proposal
 
 
 _N = 200_000
