@@ -608,3 +608,23 @@ _N = 200_000
 def test_pathological_replies_are_read_in_linear_time(text: str) -> None:
     assert parse_react(text)["kind"] == "invalid"
     assert parse_json_action(text)["kind"] == "invalid"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Action: query_order(" + "x=1, " * _N + ")",
+        "Action: query_order(" + "-" * _N + "1)",
+        "Action: query_order(" + "(" * _N + ")",
+        "Action: query_order" + " " * _N + "(x",
+        "Action: query_order\nAction Input: ORD" + "-" * _N,
+        "Action: query_order\nAction Input: order_id" + "." * _N,
+        "Action: query_order\nAction Input: a" + " " * _N + "b",
+        'Action: query_order\nAction Input: {"a": 1}' + ' "' * _N,
+        'Action: query_order\nAction Input: {"a": 1} x' + '" \t' * _N + ":",
+    ],
+)
+def test_replies_read_by_the_repairs_are_read_in_linear_time(text: str) -> None:
+    assert parse_react(text, repair_for=OFFERED)["kind"] in ("action", "invalid")
+    assert parse_json_action(text, repair_for=OFFERED)["kind"] == "invalid"
