@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langchain_core.messages import AIMessage
+from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.llm.parsing import fingerprint, parse_arguments, parse_native, parse_react
 from tether.llm.structured import parse_json_action
+from tether.state import Proposal
+from tether.testing import ScriptedChatModel, run_traced
 
 
 @pytest.mark.parametrize(
@@ -269,6 +273,201 @@ def test_langchain_react_single_input_cases() -> None:
     assert both["kind"] == "invalid"
 
 
+# --- replies with one reading (the repair_output setting) -------------------------------------
+
+
+@tool
+def query_order(order_id: str, verbose: bool = False) -> str:
+    """Looks an order up."""
+    return f"order {order_id}"
+
+
+@tool
+def pay_order(order_id: str, amount: float) -> str:
+    """Pays an order."""
+    return "paid"
+
+
+@tool
+def list_orders() -> str:
+    """Lists the orders."""
+    return "ORD-1"
+
+
+OFFERED = [query_order, pay_order, list_orders]
+
+
+@pytest.mark.parametrize(
+    ("text", "tool", "arguments", "repair"),
+    [
+        ('{"order_id": "ORD-1"}  (looking it up)', "query_order", {"order_id": "ORD-1"}, None),
+        ('{"order_id": "ORD-1"}\nI will wait for it.', "query_order", {"order_id": "ORD-1"}, None),
+        ('"ORD-1"', "query_order", {"order_id": "ORD-1"}, "bare_value"),
+        ("ORD-1", "query_order", {"order_id": "ORD-1"}, "bare_value"),
+        ("“ORD-1”", "query_order", {"order_id": "ORD-1"}, "bare_value"),
+        ("`ORD-1`", "query_order", {"order_id": "ORD-1"}, "bare_value"),
+        ("https://x.test/a?b=1", "query_order", {"order_id": "https://x.test/a?b=1"}, "bare_value"),
+    ],
+)
+def test_action_inputs_with_one_reading_are_read(
+    text: str, tool: str, arguments: dict[str, object], repair: str | None
+) -> None:
+    proposal = parse_react(f"Thought: t\nAction: {tool}\nAction Input: {text}", repair_for=OFFERED)
+    assert proposal["kind"] == "action", proposal
+    assert (proposal["tool"], proposal["arguments"]) == (tool, arguments)
+    assert proposal["repairs"] == [repair or "json_then_prose"]
+
+
+@pytest.mark.parametrize(
+    ("action", "tool", "arguments"),
+    [
+        ('query_order(order_id="ORD-1")', "query_order", {"order_id": "ORD-1"}),
+        ("query_order('ORD-1')", "query_order", {"order_id": "ORD-1"}),
+        (
+            'query_order("ORD-1", verbose=true)',
+            "query_order",
+            {"order_id": "ORD-1", "verbose": True},
+        ),
+        (
+            'pay_order(order_id="ORD-1", amount=25.5)',
+            "pay_order",
+            {"order_id": "ORD-1", "amount": 25.5},
+        ),
+        ("`list_orders()`", "list_orders", {}),
+    ],
+)
+def test_call_syntax_with_one_reading_is_read(
+    action: str, tool: str, arguments: dict[str, object]
+) -> None:
+    proposal = parse_react(f"Thought: t\nAction: {action}", repair_for=OFFERED)
+    assert proposal["kind"] == "action", proposal
+    assert (proposal["tool"], proposal["arguments"]) == (tool, arguments)
+    assert proposal["repairs"] == ["call_syntax"]
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        ('Action: query_order\nAction Input: {"order_id": "ORD-1"} {"order_id": "ORD-2"}', "after"),
+        ('Action: query_order\nAction Input: {"order_id": "ORD-1"}, "verbose": true}', "after"),
+        ('Action: query_order\nAction Input: {"order_id": "ORD-1"} and "verbose": true', "after"),
+        ('Action: lookup\nAction Input: {"order_id": "ORD-1"} (looking it up)', "after"),
+        ("Action: pay_order\nAction Input: ORD-1", "not a JSON object"),
+        ("Action: list_orders\nAction Input: ORD-1", "not a JSON object"),
+        ("Action: lookup\nAction Input: ORD-1", "not a JSON object"),
+        ("Action: query_order\nAction Input: order_id=ORD-1", "not a JSON object"),
+        ("Action: query_order\nAction Input: order_id: ORD-1", "not a JSON object"),
+        ('Action: query_order\nAction Input: "ORD-1', "not a JSON object"),
+        ('Action: query_order\nAction Input: "ORD-1" "ORD-2"', "not a JSON object"),
+        ("Action: query_order\nAction Input: ORD-1\nthen ORD-2", "not a JSON object"),
+        ('Action: query_order\nAction Input: ["ORD-1"]', "not a JSON object"),
+        ('Action: pay_order("ORD-1", 25.5)', "Action Input, as a JSON object"),
+        ('Action: query_order("ORD-1", order_id="ORD-2")', "name one tool"),
+        ("Action: query_order(order_id=lookup())", "name one tool"),
+        ("Action: query_order(**extra)", "name one tool"),
+        ('Action: lookup(order_id="ORD-1")', "name one tool"),
+        ('Action: query_order(order_id="A")\nAction Input: {"order_id": "B"}', "name one tool"),
+    ],
+)
+def test_replies_with_more_than_one_reading_still_get_the_format_note(
+    reply: str, error: str
+) -> None:
+    proposal = parse_react(reply, repair_for=OFFERED)
+    assert proposal["kind"] == "invalid" and error in proposal["error"], proposal
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'Action: query_order\nAction Input: {"order_id": "ORD-1"}  (looking it up)',
+        'Action: query_order\nAction Input: "ORD-1"',
+        "Action: query_order\nAction Input: ORD-1",
+        'Action: query_order(order_id="ORD-1")',
+    ],
+)
+def test_without_offered_tools_the_repairs_do_not_apply(reply: str) -> None:
+    assert parse_react(reply, repair_for=OFFERED)["kind"] == "action"
+    assert parse_react(reply)["kind"] == "invalid"
+
+
+def test_repairs_json_read_already_did_are_named() -> None:
+    proposal = parse_react("Action: q\nAction Input: {“a”： 1}")
+    assert proposal.get("repairs") == ["punctuation"]
+    proposal = parse_react("Action: q\nAction Input: {'a': 1,}")
+    assert proposal.get("repairs") == ["json_repair"]
+    assert "repairs" not in parse_react('Action: q\nAction Input: {"a": 1}')
+
+
+def test_the_json_protocol_reads_prose_after_its_object_and_a_bare_value() -> None:
+    reply = '{"thought": "t", "action": {"tool": "query_order", "arguments": "ORD-1"}} (done)'
+    proposal = parse_json_action(reply, repair_for=OFFERED)
+    assert proposal["kind"] == "action" and proposal["arguments"] == {"order_id": "ORD-1"}
+    assert proposal["repairs"] == ["json_then_prose", "bare_value"]
+    assert parse_json_action(reply)["kind"] == "invalid"
+    final = parse_json_action(
+        '{"thought": "t", "action": {"final_answer": "4"}} ok', repair_for=OFFERED
+    )
+    assert final["kind"] == "final" and final["repairs"] == ["json_then_prose"]
+    unknown = '{"thought": "t", "action": {"tool": "lookup", "arguments": {}}} (done)'
+    assert "text after" in parse_json_action(unknown, repair_for=OFFERED)["error"]
+    several = '{"thought": "t", "action": {"tool": "pay_order", "arguments": "ORD-1"}}'
+    assert "must be a JSON object" in parse_json_action(several, repair_for=OFFERED)["error"]
+
+
+def _invalid_call(name: str, args: str) -> AIMessage:
+    call = {"name": name, "args": args, "id": "1", "error": "bad", "type": "invalid_tool_call"}
+    return AIMessage("", invalid_tool_calls=[call])  # type: ignore[list-item]
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "repair"),
+    [
+        ("query_order", '{"order_id": "ORD-1"} (looking it up)', "json_then_prose"),
+        ("query_order", "ORD-1", "bare_value"),
+    ],
+)
+def test_native_call_arguments_with_one_reading_are_read(name: str, args: str, repair: str) -> None:
+    proposal = parse_native(_invalid_call(name, args), repair_for=OFFERED)
+    assert proposal["kind"] == "action" and proposal["arguments"] == {"order_id": "ORD-1"}
+    assert proposal["repairs"] == [repair]
+    assert parse_native(_invalid_call(name, args))["kind"] == "invalid"
+
+
+@pytest.mark.parametrize(
+    ("name", "args"),
+    [
+        ("query_order", '{"order_id": "ORD-1"'),
+        ("query_order", '{"order_id": "ORD-1"}\n{"order_id": "ORD-2"}'),
+        ("pay_order", "ORD-1"),
+        ("lookup", "ORD-1"),
+    ],
+)
+def test_native_call_arguments_without_one_reading_are_refused(name: str, args: str) -> None:
+    proposal = parse_native(_invalid_call(name, args), repair_for=OFFERED)
+    assert proposal["kind"] == "invalid" and "bad" in proposal["error"]
+
+
+def _order_graph(**overrides: object) -> tuple[dict[str, Any], list[Any]]:
+    replies = ["Thought: look\nAction: query_order\nAction Input: ORD-1", "Final Answer: found"]
+    graph = build_graph(
+        AgentSettings(**overrides),  # type: ignore[arg-type]
+        model=ScriptedChatModel(responses=replies),
+        registry=ToolRegistry([query_order]),
+    )
+    return run_traced(graph, {"task": "look ORD-1 up"})
+
+
+def test_a_repair_is_in_the_trace_and_the_setting_turns_repairs_off() -> None:
+    state, trace = _order_graph()
+    first = next(e["detail"] for e in trace if e["event"] == "model_call")
+    assert first["repairs"] == ["bare_value"] and first["arguments"] == {"order_id": "ORD-1"}
+    assert state["status"] == "completed" and state["tool_buffer"]
+    state, trace = _order_graph(repair_output=False)
+    first = next(e["detail"] for e in trace if e["event"] == "model_call")
+    assert first["kind"] == "invalid" and "repairs" not in first
+    assert state["tool_buffer"] == []
+
+
 # --- any string: a proposal, never an exception, in linear time ------------------------------
 
 _LABELS = st.sampled_from(
@@ -300,18 +499,88 @@ _LABELS = st.sampled_from(
 _REPLIES = st.text() | st.lists(_LABELS | st.text(max_size=5), max_size=40).map("".join)
 
 
+_NAMES = st.sampled_from(["query_order", "pay_order", "list_orders", "lookup", "Query_Order", ""])
+_PIECES = st.sampled_from(
+    [
+        '{"order_id": "ORD-1"}',
+        '"order_id"',
+        "ORD-1",
+        '"ORD-1"',
+        "(",
+        ")",
+        "()",
+        '(order_id="ORD-1")',
+        "('ORD-1')",
+        "order_id=",
+        "amount=2",
+        "**kw",
+        " (looking it up)",
+        ", ",
+        ": ",
+        "{",
+        "}",
+        "[",
+        "]",
+        '"',
+        "'",
+        "“",
+        "`",
+        "true",
+        "\n",
+        " ",
+        "-" * 3,
+        "Action Input: ",
+        "Observation: ",
+    ]
+)
+_BITS = st.lists(_PIECES | st.text(max_size=4), max_size=10).map("".join)
+_NEAR_MISSES = st.builds(
+    "Thought: t\nAction: {}{}{}{}".format,
+    _NAMES,
+    _BITS,
+    st.sampled_from(["", "\nAction Input: ", " Action Input: "]),
+    _BITS,
+)
+_CALLS = st.builds(
+    "Thought: t\nAction: {}({})".format,
+    _NAMES,
+    st.sampled_from(['order_id="ORD-1"', "'ORD-1'", "", '"ORD-1", amount=2', "x=[1, {}]"]) | _BITS,
+)
+_JSON_NEAR_MISSES = st.builds(
+    '{{"thought": "t", "action": {{"tool": "{}", "arguments": {}}}}}{}'.format,
+    _NAMES,
+    _BITS,
+    _BITS,
+)
+_REPAIRS_WITH_ONE_READING = {"json_then_prose", "bare_value", "call_syntax"}
+
+
+def _proposals(text: str, truncated: bool, name: str) -> list[Proposal]:
+    """``text`` read by every protocol, with and without the offered tools' repairs."""
+    return [
+        parse(text, truncated=truncated, repair_for=tools)
+        for parse in (parse_react, parse_json_action)
+        for tools in ((), OFFERED)
+    ] + [
+        parse_native(_invalid_call(name, text), truncated=truncated, repair_for=OFFERED),
+        parse_native(AIMessage(text), truncated=truncated, repair_for=OFFERED),
+    ]
+
+
 @settings(max_examples=300, deadline=None)
-@given(_REPLIES, st.booleans())
-def test_any_reply_gives_a_proposal(text: str, truncated: bool) -> None:
-    for proposal in (
-        parse_react(text, truncated=truncated),
-        parse_json_action(text, truncated=truncated),
-    ):
+@given(_REPLIES | _NEAR_MISSES | _CALLS | _JSON_NEAR_MISSES, st.booleans(), _NAMES)
+def test_any_reply_gives_a_proposal(text: str, truncated: bool, name: str) -> None:
+    """Any text is a proposal, never an exception; a reply read by a repair that needs one
+    reading calls an offered tool."""
+    offered = {tool.name for tool in OFFERED}
+    for proposal in _proposals(text, truncated, name):
         assert proposal["kind"] in ("action", "final", "invalid")
         if proposal["kind"] == "final":
             assert proposal["answer"].strip()
         if proposal["kind"] == "action":
             json.dumps(proposal["arguments"], allow_nan=False)
+            if _REPAIRS_WITH_ONE_READING & set(proposal.get("repairs", [])):
+                assert proposal["tool"] in offered, proposal
 
 
 _N = 200_000
@@ -339,3 +608,23 @@ _N = 200_000
 def test_pathological_replies_are_read_in_linear_time(text: str) -> None:
     assert parse_react(text)["kind"] == "invalid"
     assert parse_json_action(text)["kind"] == "invalid"
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Action: query_order(" + "x=1, " * _N + ")",
+        "Action: query_order(" + "-" * _N + "1)",
+        "Action: query_order(" + "(" * _N + ")",
+        "Action: query_order" + " " * _N + "(x",
+        "Action: query_order\nAction Input: ORD" + "-" * _N,
+        "Action: query_order\nAction Input: order_id" + "." * _N,
+        "Action: query_order\nAction Input: a" + " " * _N + "b",
+        'Action: query_order\nAction Input: {"a": 1}' + ' "' * _N,
+        'Action: query_order\nAction Input: {"a": 1} x' + '" \t' * _N + ":",
+    ],
+)
+def test_replies_read_by_the_repairs_are_read_in_linear_time(text: str) -> None:
+    assert parse_react(text, repair_for=OFFERED)["kind"] in ("action", "invalid")
+    assert parse_json_action(text, repair_for=OFFERED)["kind"] == "invalid"

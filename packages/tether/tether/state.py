@@ -135,6 +135,7 @@ class Proposal(TypedDict):
     gate: NotRequired[Gate]  # set by the loop for actions, never by the model
     gate_reason: NotRequired[str]  # for approve: the setting or mark that asks; for refuse: why
     raw: NotRequired[str]  # the reply as received; not kept in state
+    repairs: NotRequired[list[str]]  # how a reply off the format was read ("bare_value", ...)
 
 
 class ToolResult(TypedDict):

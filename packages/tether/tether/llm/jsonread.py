@@ -7,7 +7,10 @@ The scan also refuses what must not be repaired:
 
 - an object that never closes (a reply cut off mid-value): completing it would invent data,
   such as a truncated order id;
-- text after the object's closing brace (``{"a": 1}, "b": 2}``): keys would be dropped;
+- text after the object's closing brace (``{"a": 1}, "b": 2}``): keys would be dropped.
+  Asked to (``prose=True``), it allows prose after the object (``{"a": 1} (looking it up)``):
+  text with no brace or bracket, no quoted key and colon, not starting with a comma, colon
+  or quote;
 - nesting deeper than :data:`MAX_DEPTH`: decoders recurse, and no tool takes such input.
 
 What remains is decoded strictly, then with json-repair (trailing commas, single quotes,
@@ -17,6 +20,7 @@ missing commas) on the extent found, which is already closed, so nothing is comp
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import json_repair
@@ -30,25 +34,38 @@ _OUTSIDE = str.maketrans({"：": ":", "，": ",", "｛": "{", "｝": "}", "［":
 _QUOTES = {'"': '"', "“": '”"', "'": "'", "‘": "’'"}
 """String openers and the quotes that close them; a straight quote also closes a curly one."""
 _PREVIEW = 200
+_JSON_NEXT = ",:，：\"'“‘"
+_MORE_JSON = re.compile(r"[{}\[\]｛｝［］]|[\"”'’][ \t]*[:：]")
+"""A brace or bracket (more JSON, or keys after an early brace), or a quoted key and colon."""
 
 
 class JsonReadError(ValueError):
     """The text holds no usable JSON object; the message tells the model what to fix."""
 
 
-def read_object(text: str) -> dict[str, Any]:
-    """The JSON object in ``text`` (code fences and full-width drift allowed)."""
+def read_object(
+    text: str, repairs: list[str] | None = None, *, prose: bool = False
+) -> dict[str, Any]:
+    """The JSON object in ``text`` (code fences and full-width drift allowed); ``prose``:
+    prose after it is allowed too. The name of each repair made is added to ``repairs``:
+    ``punctuation`` (quotes or full-width marks outside strings), ``json_then_prose``,
+    ``json_repair`` (decoded by json-repair)."""
+    made = [] if repairs is None else repairs
     body = _unfence(text.strip())
     starts = [i for i in (body.find("{"), body.find("｛")) if i >= 0]
     if not starts:
         raise JsonReadError("Action Input is not a JSON object")
     normalised, rest = scan_object(body[min(starts) :])
-    if rest.strip():
+    if normalised != body[min(starts) :][: len(normalised)]:
+        made.append("punctuation")
+    if rest.strip() and not (prose and _is_prose(rest.strip())):
         raise JsonReadError(
             "Action Input has text after its JSON object "
             f"({_preview(rest.strip())}); write exactly one JSON object"
         )
-    value = _decode(normalised)
+    if rest.strip():
+        made.append("json_then_prose")
+    value = _decode(normalised, made)
     if not isinstance(value, dict):
         raise JsonReadError(f"Action Input could not be read as a JSON object: {_preview(text)}")
     return value
@@ -92,11 +109,17 @@ def _straight(char: str) -> str:
     return '"' if char in '"“”' else "'" if char in "'‘’" else char
 
 
-def _decode(text: str) -> Any:
+def _is_prose(tail: str) -> bool:
+    """Whether text after an object cannot be part of it or another one."""
+    return tail[0] not in _JSON_NEXT and not _MORE_JSON.search(tail)
+
+
+def _decode(text: str, repairs: list[str]) -> Any:
     try:
         return json.loads(text)
     except ValueError:  # JSONDecodeError, or an integer too long to convert
         pass
+    repairs.append("json_repair")
     try:
         return json_repair.loads(text)
     except Exception as exc:  # the repair library's own failure is a parse failure too

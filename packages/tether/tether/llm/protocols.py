@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -66,8 +67,12 @@ class OutputProtocol:
         message (and, for native tool calling, the tool schemas the server adds)."""
         return counter.count(system) + MESSAGE_OVERHEAD
 
-    def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
-        """The reply as a proposal; ``truncated`` says it was cut off at max_tokens."""
+    def parse(
+        self, reply: AIMessage, *, truncated: bool, repair_for: Sequence[BaseTool] = ()
+    ) -> Proposal:
+        """The reply as a proposal; ``truncated`` says it was cut off at max_tokens;
+        ``repair_for``: the offered tools, when a reply with one reading off the format is
+        read (the ``repair_output`` setting; see :func:`~tether.llm.parsing.parse_react`)."""
         raise NotImplementedError
 
     def failure_note(self, error: str) -> str:
@@ -101,8 +106,10 @@ class ReactProtocol(OutputProtocol):
         "or 'Final Answer:'."
     )
 
-    def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
-        return parse_react(reply.text, truncated=truncated)
+    def parse(
+        self, reply: AIMessage, *, truncated: bool, repair_for: Sequence[BaseTool] = ()
+    ) -> Proposal:
+        return parse_react(reply.text, truncated=truncated, repair_for=repair_for)
 
 
 JSON_FORMAT = """Reply with one JSON object. Its "action" holds "tool" and "arguments" to call
@@ -132,8 +139,10 @@ class JsonSchemaProtocol(OutputProtocol):
         )
         return model, {"response_format": schema}
 
-    def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
-        return parse_json_action(reply.text, truncated=truncated)
+    def parse(
+        self, reply: AIMessage, *, truncated: bool, repair_for: Sequence[BaseTool] = ()
+    ) -> Proposal:
+        return parse_json_action(reply.text, truncated=truncated, repair_for=repair_for)
 
 
 NATIVE_FORMAT = """Call one tool at a time with the function-calling interface. When you have
@@ -173,8 +182,10 @@ class NativeProtocol(OutputProtocol):
         listed = json.dumps(schemas, ensure_ascii=False)
         return counter.count(system) + counter.count(listed) + MESSAGE_OVERHEAD
 
-    def parse(self, reply: AIMessage, *, truncated: bool) -> Proposal:
-        return parse_native(reply, truncated=truncated)
+    def parse(
+        self, reply: AIMessage, *, truncated: bool, repair_for: Sequence[BaseTool] = ()
+    ) -> Proposal:
+        return parse_native(reply, truncated=truncated, repair_for=repair_for)
 
 
 PROTOCOLS: dict[str, OutputProtocol] = {

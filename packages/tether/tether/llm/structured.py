@@ -16,6 +16,7 @@ from langchain_core.tools import BaseTool
 from tether.llm.parsing import (
     TRUNCATED,
     action_proposal,
+    bare_value,
     invalid_proposal,
     parse_arguments,
 )
@@ -103,13 +104,18 @@ def response_format(
     }
 
 
-def parse_json_action(text: str, *, truncated: bool = False) -> Proposal:
+def parse_json_action(
+    text: str, *, truncated: bool = False, repair_for: Sequence[BaseTool] = ()
+) -> Proposal:
     """Read a constrained reply; a server that ignored the schema still gets a clear error.
-    ``truncated``: the reply was cut at max_tokens, which is always a parse failure."""
+    ``truncated``: the reply was cut at max_tokens, which is always a parse failure.
+    ``repair_for`` (see :func:`~tether.llm.parsing.parse_react`): prose may follow the
+    object, and an offered tool's arguments may be a bare value."""
     if truncated:
         return invalid_proposal(text, "", TRUNCATED)
+    repairs: list[str] = []
     try:
-        data = parse_arguments(text)
+        data = parse_arguments(text, repairs, prose=bool(repair_for))
     except ValueError as exc:
         return invalid_proposal(text, "", str(exc).replace("Action Input", "The reply"))
     thought = data.get("thought", "")
@@ -118,12 +124,22 @@ def parse_json_action(text: str, *, truncated: bool = False) -> Proposal:
     if isinstance(action, dict) and isinstance(action.get("final_answer"), str):
         if not action["final_answer"].strip():
             return invalid_proposal(text, thought, "the final_answer is empty")
-        return {"kind": "final", "thought": thought, "answer": action["final_answer"], "raw": text}
+        answer = action["final_answer"]
+        final: Proposal = {"kind": "final", "thought": thought, "answer": answer, "raw": text}
+        if repairs:
+            final["repairs"] = repairs
+        return final
     if isinstance(action, dict) and isinstance(action.get("tool"), str):
+        tool = next((t for t in repair_for if t.name == action["tool"]), None)
+        if tool is None and "json_then_prose" in repairs:
+            return parse_json_action(text)  # no repair for a tool not offered
         arguments = action.get("arguments") or {}
         if not isinstance(arguments, dict):
-            error = f"arguments must be a JSON object, got {json.dumps(arguments)[:100]}"
-            return invalid_proposal(text, thought, error)
-        return action_proposal(text, thought, action["tool"], arguments)
+            bare = bare_value(arguments, tool)
+            if bare is None:
+                error = f"arguments must be a JSON object, got {json.dumps(arguments)[:100]}"
+                return invalid_proposal(text, thought, error)
+            arguments, repairs = bare, [*repairs, "bare_value"]
+        return action_proposal(text, thought, action["tool"], arguments, repairs=repairs)
     error = 'expected {"thought": ..., "action": {"tool", "arguments"} or {"final_answer"}}'
     return invalid_proposal(text, thought, error)

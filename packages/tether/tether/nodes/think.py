@@ -16,7 +16,6 @@ from tether.decisions import policy, small_model
 from tether.decisions.offer import step_offer
 from tether.errors import ModelCallError
 from tether.llm.parsing import call_fingerprint
-from tether.llm.protocols import OutputProtocol
 from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
 from tether.nodes.base import Node, emit
@@ -125,7 +124,9 @@ class Think(Node):
         protocol = call.prepared.protocol
         usage, usage_note = checked_usage(reply, call, counter, settings)
         truncated = reply.response_metadata.get("finish_reason") == "length"
-        proposal = _parse(protocol, reply, truncated)
+        repair_for = call.prepared.tools if settings.repair_output else []
+        proposal = protocol.parse(reply, truncated=truncated, repair_for=repair_for)
+        proposal["raw"] = reply.text
         entry: ReasoningEntry = {
             "step": call.step,
             "thought": proposal["thought"],
@@ -205,12 +206,6 @@ def _encodable(reply: AIMessage) -> AIMessage:
     return reply
 
 
-def _parse(protocol: OutputProtocol, reply: AIMessage, truncated: bool) -> Proposal:
-    proposal = protocol.parse(reply, truncated=truncated)
-    proposal["raw"] = reply.text
-    return proposal
-
-
 def checked_usage(
     reply: AIMessage, call: Call, counter: TokenCounter, settings: AgentSettings
 ) -> tuple[Usage, str | None]:
@@ -279,7 +274,7 @@ def _call_detail(
         "kind": proposal["kind"],
         "thought": proposal["thought"],
     }
-    for key in ("tool", "arguments", "answer", "error", "gate", "raw"):
+    for key in ("tool", "arguments", "answer", "error", "gate", "repairs", "raw"):
         if key in proposal:
             detail[key] = proposal[key]  # type: ignore[literal-required]
     return detail
