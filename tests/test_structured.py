@@ -67,5 +67,7 @@ def test_graph_sends_the_schema_as_response_format(run_script: Any) -> None:
 
 
 def test_react_text_under_json_schema_is_a_parse_failure(run_script: Any) -> None:
-    state, _ = run_script([final("x"), final("x")], protocol="json_schema", max_steps=2)
+    state, _ = run_script(
+        [final("x"), final("x")], protocol="json_schema", max_steps=2, cap_answer=False
+    )
     assert state["history"][0]["kind"] == "parse_failure"

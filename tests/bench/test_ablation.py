@@ -11,6 +11,7 @@ import pytest
 import typer
 from tether import AgentSettings, TetherError
 from tether_bench.ablation import CONTROLS, NEVER, Ablation, ablation_plan, parse_variant
+from tether_bench.ablation_report import ablation_markdown, ablation_rows, controls_table
 from tether_bench.agents import known_agent, make_agent
 from tether_bench.agents.tether_agent import TetherAgent
 from tether_bench.cli import bench, bench_app, bench_options
@@ -20,7 +21,6 @@ from tether_bench.paired import sign_test
 from tether_bench.records import ModelCall, RunRecord, Verdict
 from tether_bench.runner import BenchResult, RunPlan
 from tether_bench.suite import SuiteResult, run_plan
-from tether_bench.suite_report import ablation_markdown, ablation_rows, controls_table
 from typer.testing import CliRunner
 
 from tests.bench.conftest import REPO

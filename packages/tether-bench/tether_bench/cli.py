@@ -141,9 +141,10 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
 
     A run whose agents all fail is a result, not an error: it exits 0.
     """
+    from tether_bench.ablation_report import ablation_markdown
     from tether_bench.scenarios import ScenarioFileError
     from tether_bench.suite import run_suite
-    from tether_bench.suite_report import ablation_markdown, suite_markdown, write_suite
+    from tether_bench.suite_report import suite_markdown, write_suite
 
     try:
         _check_agents(options.agents)

@@ -14,40 +14,17 @@ import json
 import re
 import statistics
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
-from tether_bench.ablation import CONTROLS, Ablation
+from tether_bench.ablation_report import ablation_markdown, ablation_summary
 from tether_bench.metrics import after_rejection_cell, write_metrics
-from tether_bench.paired import Paired, RunKey, paired, pass_k_over_seeds, passes_by_run
+from tether_bench.paired import paired, pass_k_over_seeds
 from tether_bench.records import RunRecord
 from tether_bench.report import write_report
 from tether_bench.runner import BenchResult
 from tether_bench.suite import SuiteResult
-
-
-def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
-
-
-def _rate(records: Iterable[RunRecord]) -> tuple[int, int]:
-    runs = list(records)
-    return sum(bool(r.verdict and r.verdict.passed) for r in runs), len(runs)
-
-
-def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def spread(values: Sequence[float]) -> str:
-    """mean ± sample sd (min-max), as percentages."""
-    mean = statistics.fmean(values)
-    sd = statistics.stdev(values) if len(values) > 1 else 0.0
-    return f"{_pct(mean)} ± {100 * sd:.1f} ({_pct(min(values))}-{_pct(max(values))})"
+from tether_bench.tables import pct, rate, spread, table
 
 
 def headline(suite: SuiteResult) -> str:
@@ -63,14 +40,14 @@ def headline(suite: SuiteResult) -> str:
             [
                 agent,
                 spread([m.success_rate for m in metrics]),
-                _pct(statistics.fmean(m.tool_call_success_rate for m in metrics)),
+                pct(statistics.fmean(m.tool_call_success_rate for m in metrics)),
                 f"{statistics.fmean(m.mean_steps for m in metrics):.2f}",
                 f"{statistics.fmean(m.mean_total_tokens for m in metrics):,.0f}",
                 str(sum(m.runs for m in metrics)),
             ]
         )
     header = ["Agent", "Task success, mean ± sd (min-max) over seeds", "Tool-call success"]
-    return _table([*header, "Steps / run", "Tokens / run", "Runs"], rows)
+    return table([*header, "Steps / run", "Tokens / run", "Runs"], rows)
 
 
 def writes(suite: SuiteResult) -> str:
@@ -93,7 +70,7 @@ def writes(suite: SuiteResult) -> str:
         )
     header = ["Agent", "Writes proposed", "Unintended attempted (rejected)"]
     header += ["Unintended executed", "Runs with a rejection", "Model calls after it (mean)"]
-    return _table(header, rows)
+    return table(header, rows)
 
 
 def _records(results: Iterable[BenchResult], agent: str) -> list[RunRecord]:
@@ -109,10 +86,10 @@ def by_key(suite: SuiteResult, key: str) -> str:
     for value in values:
         cells = []
         for agent in suite.options.agents:
-            passed, n = _rate(r for r in _records(results, agent) if getattr(r, key) == value)
-            cells.append(f"{_pct(passed / n)} ({n})" if n else "-")
+            passed, n = rate(r for r in _records(results, agent) if getattr(r, key) == value)
+            cells.append(f"{pct(passed / n)} ({n})" if n else "-")
         rows.append([value, *cells])
-    return _table([key.capitalize(), *suite.options.agents], rows)
+    return table([key.capitalize(), *suite.options.agents], rows)
 
 
 def slug(spec: str) -> str:
@@ -130,7 +107,7 @@ def by_persona(suite: SuiteResult) -> str:
             rates = [r.metrics[agent].success_rate for r in results if agent in r.metrics]
             cells.append(spread(rates) if rates else "-")
         rows.append([persona, *cells])
-    return _table(["Persona", *suite.options.agents], rows)
+    return table(["Persona", *suite.options.agents], rows)
 
 
 def by_fault(suite: SuiteResult) -> str:
@@ -144,10 +121,10 @@ def by_fault(suite: SuiteResult) -> str:
     for kind in sorted(kinds):
         cells = []
         for agent in suite.options.agents:
-            passed, n = _rate(kinds[kind][agent])
-            cells.append(f"{_pct(passed / n)} ({n})" if n else "-")
+            passed, n = rate(kinds[kind][agent])
+            cells.append(f"{pct(passed / n)} ({n})" if n else "-")
         rows.append([kind, *cells])
-    return _table(["Fault kind injected", *suite.options.agents], rows)
+    return table(["Fault kind injected", *suite.options.agents], rows)
 
 
 def sensitivity(suite: SuiteResult) -> str:
@@ -162,12 +139,12 @@ def sensitivity(suite: SuiteResult) -> str:
             [
                 label,
                 *(
-                    _pct(result.metrics[a].success_rate) if a in result.metrics else "-"
+                    pct(result.metrics[a].success_rate) if a in result.metrics else "-"
                     for a in suite.options.agents
                 ),
             ]
         )
-    return _table(["Faults", *suite.options.agents], rows)
+    return table(["Faults", *suite.options.agents], rows)
 
 
 def versus(suite: SuiteResult, agent: str = "tether") -> str:
@@ -191,198 +168,13 @@ def versus(suite: SuiteResult, agent: str = "tether") -> str:
                 str(pair.only_peer),
                 str(pair.neither),
                 f"{pair.p_value:.3g}",
-                f"{_pct(own) if own is not None else '-'} / "
-                f"{_pct(theirs) if theirs is not None else '-'}",
+                f"{pct(own) if own is not None else '-'} / "
+                f"{pct(theirs) if theirs is not None else '-'}",
             ]
         )
     header = ["peer", "both pass", f"only {agent}", "only the peer", "neither"]
     header += ["p (McNemar, exact)", f"pass^{k} over seeds, {agent} / peer"]
-    return _table(header, rows)
-
-
-@dataclass(frozen=True)
-class AblationRow:
-    """One control of one tether agent under one persona: the agent against its variant
-    without the control, on the runs both made (pooled over seeds)."""
-
-    ablation: Ablation
-    pair: Paired | None
-    """None when the control does not apply (no variant ran)."""
-    tokens_with: float | None = None
-    """Mean server-reported tokens per run of the agent (on the paired runs)."""
-    tokens_without: float | None = None
-
-    @property
-    def runs(self) -> int:
-        p = self.pair
-        return 0 if p is None else p.both + p.only_agent + p.only_peer + p.neither
-
-    @property
-    def rate_with(self) -> float | None:
-        p = self.pair
-        return None if p is None or not self.runs else (p.both + p.only_agent) / self.runs
-
-    @property
-    def rate_without(self) -> float | None:
-        p = self.pair
-        return None if p is None or not self.runs else (p.both + p.only_peer) / self.runs
-
-    @property
-    def points(self) -> float | None:
-        """What the control buys: success with it minus without it, in points."""
-        if self.rate_with is None or self.rate_without is None:
-            return None
-        return 100 * (self.rate_with - self.rate_without)
-
-    @property
-    def tokens(self) -> float | None:
-        """What the control costs: tokens per run with it minus without it."""
-        if self.tokens_with is None or self.tokens_without is None:
-            return None
-        return self.tokens_with - self.tokens_without
-
-
-def ablation_rows(suite: SuiteResult, persona: str, agent: str) -> list[AblationRow]:
-    """``agent`` against each of its ablation variants under ``persona``, in control order."""
-    by_seed = {seed: r.records for (p, seed), r in suite.by_seed.items() if p == persona}
-    runs = {
-        (r.agent, r.scenario_id, seed, r.trial): r
-        for seed, records in by_seed.items()
-        for r in records
-    }
-    mine = passes_by_run(by_seed, agent)
-    rows = []
-    for ablation in suite.ablation:
-        if ablation.agent != agent:
-            continue
-        if ablation.variant is None:
-            rows.append(AblationRow(ablation, None))
-            continue
-        keys = mine.keys() & passes_by_run(by_seed, ablation.variant).keys()
-
-        def tokens(name: str, keys: set[RunKey] = keys) -> float | None:
-            spent = [runs[(name, *key)].total_tokens for key in keys]
-            return statistics.fmean(spent) if spent else None
-
-        pair = paired(by_seed, agent, ablation.variant)
-        rows.append(AblationRow(ablation, pair, tokens(agent), tokens(ablation.variant)))
-    return rows
-
-
-def _signed(value: float | None, fmt: str) -> str:
-    return "-" if value is None else format(value, "+" + fmt)
-
-
-def _tokens(value: float | None) -> str:
-    return "-" if value is None else f"{value:,.0f}"
-
-
-def ablation_table(rows: Sequence[AblationRow], agent: str) -> str:
-    """One persona's ablation of ``agent``: success with and without each control, the runs
-    only one of them passed, McNemar's p, and tokens per run with and without."""
-    lines = []
-    for row in rows:
-        if row.pair is None:
-            lines.append([row.ablation.control, "-", f"does not apply: {row.ablation.reason}"])
-            lines[-1] += ["-"] * 5
-            continue
-        with_, without = row.rate_with, row.rate_without
-        lines.append(
-            [
-                row.ablation.control,
-                "-" if with_ is None else _pct(with_),
-                "-" if without is None else _pct(without),
-                _signed(row.points, ".1f"),
-                f"{row.pair.only_agent} / {row.pair.only_peer} of {row.runs}",
-                f"{row.pair.p_value:.3g}",
-                f"{_tokens(row.tokens_with)} / {_tokens(row.tokens_without)}",
-                _signed(row.tokens, ",.0f"),
-            ]
-        )
-    header = ["Control", agent, "without it", "Δ points", "runs only with / only without"]
-    header += ["p (McNemar, exact)", "tokens / run, with / without", "Δ tokens / run"]
-    return _table(header, lines)
-
-
-def ablation_agents(suite: SuiteResult) -> list[str]:
-    return list(dict.fromkeys(a.agent for a in suite.ablation))
-
-
-def controls_table(suite: SuiteResult) -> str:
-    """What each ablated control does and which settings switch it off."""
-    names = list(dict.fromkeys(a.control for a in suite.ablation))
-    rows = [[name, f"`{CONTROLS[name].shown()}`", CONTROLS[name].what] for name in names]
-    return _table(["Control", "Switched off by", "What it does"], rows)
-
-
-def ablation_grid(suite: SuiteResult, agent: str) -> str:
-    """Δ points (Δ tokens per run) of each control, one column per persona."""
-    personas = suite.options.personas
-    by_persona = {p: ablation_rows(suite, p, agent) for p in personas}
-    rows = []
-    for i, ablation in enumerate(a for a in suite.ablation if a.agent == agent):
-        cells = []
-        for persona in personas:
-            row = by_persona[persona][i]
-            cells.append(
-                "n/a"
-                if row.pair is None
-                else f"{_signed(row.points, '.1f')} ({_signed(row.tokens, ',.0f')} tokens)"
-            )
-        rows.append([ablation.control, *cells])
-    return _table(["Control", *personas], rows)
-
-
-def ablation_markdown(suite: SuiteResult) -> str:
-    """The ablation report: the controls, then per persona and tether agent what each control
-    buys (Δ points: success with it minus without it) and costs (Δ tokens per run)."""
-    command = suite.info.get("command", "tether bench --ablate")
-    seeds = ", ".join(str(s) for s in suite.options.seeds)
-    parts = [
-        f"Regenerate: `{command}`\n",
-        "Controls switched off, one variant each:\n",
-        controls_table(suite),
-    ]
-    for persona in suite.options.personas:
-        for agent in ablation_agents(suite):
-            parts += [
-                f"\nPersona `{persona}`, {agent} against itself without each control (runs "
-                f"pooled over seeds {seeds}; Δ = with minus without):\n",
-                ablation_table(ablation_rows(suite, persona, agent), agent),
-            ]
-    if len(suite.options.personas) > 1:
-        for agent in ablation_agents(suite):
-            parts += [
-                f"\n{agent}: what each control buys per persona, Δ points (Δ tokens per run):\n",
-                ablation_grid(suite, agent),
-            ]
-    return "\n".join(parts) + "\n"
-
-
-def ablation_summary(suite: SuiteResult) -> dict[str, Any]:
-    """The ablation tables' numbers: persona -> agent -> control -> figures."""
-    summary: dict[str, Any] = {}
-    for persona in suite.options.personas:
-        for agent in ablation_agents(suite):
-            summary.setdefault(persona, {})[agent] = {
-                row.ablation.control: (
-                    {"variant": None, "reason": row.ablation.reason}
-                    if row.pair is None
-                    else {
-                        "variant": row.ablation.variant,
-                        "runs": row.runs,
-                        "with": row.rate_with,
-                        "without": row.rate_without,
-                        "only_with": row.pair.only_agent,
-                        "only_without": row.pair.only_peer,
-                        "p_value": row.pair.p_value,
-                        "tokens_with": row.tokens_with,
-                        "tokens_without": row.tokens_without,
-                    }
-                )
-                for row in ablation_rows(suite, persona, agent)
-            }
-    return summary
+    return table(header, rows)
 
 
 def suite_markdown(suite: SuiteResult) -> str:

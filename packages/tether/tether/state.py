@@ -69,9 +69,8 @@ FailureKind = Literal[
     "rule_failure",  # a rule judged a successful result a failure
 ]
 StepKind = Literal["success", "final", "repeat", "recall", "sent_back"] | FailureKind
-"""A step that ended well (``success``, ``final``), badly (a :data:`FailureKind`), or with a
-note: ``recall`` (a call that already succeeded, answered from its record, not run again),
-``sent_back`` (a final answer returned once for a check), ``repeat`` (ends the run)."""
+"""Besides successes and failures: ``recall`` (a call that succeeded before, answered from its
+record), ``sent_back`` (an answer returned once by the check), ``repeat`` (ends the run)."""
 FAILURE_KINDS: frozenset[str] = frozenset(get_args(FailureKind))
 
 TOOL_ERROR_TYPES: frozenset[str] = frozenset(
@@ -380,8 +379,7 @@ class AgentState(TypedDict, total=False):
     resolving: bool
     """The loop is replaying ``unresolved`` itself before it lets the run end."""
     closing: Verdict | None
-    """A cap was reached: the one last model call (no tools) asks for an answer, then the run
-    ends with this verdict."""
+    """A cap was reached: one last model call (no tools) asks for an answer, then this ends it."""
     sent_back: bool
     """A final answer was sent back once by the check; the next one is taken as written."""
 
