@@ -4,14 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tether_bench.claims import (
-    Evidence,
-    conflicting_amounts,
-    ids_in,
-    read_claims,
-    statuses_in,
-    ungrounded_numbers,
-)
+from tether.decisions.grounding import Call, Evidence, ids_in, statuses_in, ungrounded_numbers
+from tether_bench.claims import ORDERS, conflicting_amounts, read_claims
 from tether_bench.judge import judge_run
 from tether_bench.records import RunRecord, ToolCall
 from tether_bench.scenarios import Scenario
@@ -28,8 +22,10 @@ def test_ids_numbers_and_statuses_are_read_in_both_languages() -> None:
 
 
 def test_negated_statuses_are_not_claims() -> None:
-    assert statuses_in("It is pending, not yet paid, and cannot be cancelled.") == {"pending"}
-    assert statuses_in("订单未支付，无法取消；状态待支付") == {"pending"}
+    assert statuses_in("It is pending, not yet paid, and cannot be cancelled.", ORDERS) == {
+        "pending"
+    }
+    assert statuses_in("订单未支付，无法取消；状态待支付", ORDERS) == {"pending"}
 
 
 def test_refusal_reasons_are_told_apart() -> None:
@@ -43,14 +39,17 @@ def test_refusal_reasons_are_told_apart() -> None:
 def test_only_connected_calls_ground_an_answer() -> None:
     """A lookup of another order (not named by the task or an earlier result) grounds nothing."""
     other = {**ORDER, "order_id": "ORD-2024-999", "status": "paid", "subtotal": "55.00"}
-    evidence = Evidence(
-        task="Status of ORD-2024-513?",
-        calls=[({"order_id": "ORD-2024-999"}, other), ({"order_id": "ORD-2024-513"}, ORDER)],
+    evidence = Evidence.of(
+        "Status of ORD-2024-513?",
+        [
+            Call("query_order", {"order_id": "ORD-2024-999"}, other),
+            Call("query_order", {"order_id": "ORD-2024-513"}, ORDER),
+        ],
     )
     assert evidence.ids() == {"ORD-2024-513"}
-    assert evidence.statuses_about({"ORD-2024-513"}) == {"pending"}
+    assert evidence.statuses_about({"ORD-2024-513"}, ORDERS) == {"pending"}
     claims = read_claims("ORD-2024-513 costs 100.00, or 55.00, or 5% less.")
-    assert ungrounded_numbers(claims, evidence) == [Decimal("55.00"), Decimal("5")]
+    assert ungrounded_numbers(claims.numbers, evidence) == [Decimal("55.00"), Decimal("5")]
 
 
 def test_two_amounts_for_one_thing_contradict() -> None:

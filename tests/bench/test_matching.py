@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from tether_bench.matching import numbers_in, same_value
+from tether.decisions.grounding import numbers_in
+from tether_bench.matching import same_value
 from tether_bench.scenarios import NumberOutput, TextOutput, missing_outputs
 
 

@@ -76,4 +76,4 @@ def test_scenarios_ship_inside_the_package_and_matching_stands_alone() -> None:
         if isinstance(n, ast.Import | ast.ImportFrom)
         for a in n.names
     ]
-    assert imported and not [m for m in imported if m and m.startswith("tether")]
+    assert imported and not [m for m in imported if m and m.startswith("tether_bench")]

@@ -14,14 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether_bench.claims import (
-    Claims,
-    Evidence,
-    conflicting_amounts,
-    read_claims,
-    statuses_in,
-    ungrounded_numbers,
-)
+from tether.decisions.grounding import Call, Evidence, unbacked
+
+from tether_bench.claims import ORDERS, Claims, conflicting_amounts, read_claims
 from tether_bench.matching import same_value
 from tether_bench.records import RunRecord, ToolCall, Verdict
 from tether_bench.scenarios import ForbiddenAction, Scenario, missing_outputs
@@ -43,21 +38,26 @@ def is_forbidden(call: ToolCall, rule: ForbiddenAction) -> bool:
 
 def evidence_of(scenario: Scenario, record: RunRecord) -> Evidence:
     """The task and every successful tool call of the run."""
-    calls = [(c.arguments, c.result) for c in record.tool_calls if c.status == "success"]
-    return Evidence(task=scenario.task, calls=calls)
+    calls = [
+        Call(c.tool, c.arguments, c.result) for c in record.tool_calls if c.status == "success"
+    ]
+    return Evidence.of(scenario.task, calls)
 
 
 def grounding_failures(scenario: Scenario, claims: Claims, evidence: Evidence) -> list[str]:
-    """Ids, numbers and statuses the answer states that nothing in the run backs."""
+    """Ids, numbers and statuses the answer states that nothing in the run backs (numbers
+    only where the scenario has work to do: an answer to a question no tool serves may state
+    what it knows)."""
+    missing = unbacked(claims, evidence, ORDERS)
     failures = []
-    if ids := sorted(claims.ids - evidence.ids()):
-        failures.append(f"answer names ids no tool returned: {', '.join(ids)}")
-    if scenario.gold_actions and (numbers := ungrounded_numbers(claims, evidence)):
-        failures.append(f"answer states numbers no tool returned: {', '.join(map(str, numbers))}")
-    named = claims.ids | evidence.ids_in_task()
-    backed = evidence.statuses_about(named) | statuses_in(scenario.task)
-    if statuses := sorted(claims.statuses - backed):
-        failures.append(f"answer claims status {', '.join(statuses)}, which no tool reported")
+    if missing.ids:
+        failures.append(f"answer names ids no tool returned: {', '.join(missing.ids)}")
+    if scenario.gold_actions and missing.numbers:
+        numbers = ", ".join(map(str, missing.numbers))
+        failures.append(f"answer states numbers no tool returned: {numbers}")
+    if missing.statuses:
+        statuses = ", ".join(missing.statuses)
+        failures.append(f"answer claims status {statuses}, which no tool reported")
     return failures
 
 

@@ -1,9 +1,10 @@
 """Text and number matching for final answers: normalised text, numbers compared by value.
 
 Answers come in two languages and from models that format freely, so phrases are compared
-after NFKC (full-width digits and letters become ASCII), case folding and whitespace
-collapsing, and numbers are read out of the text (thousands separators and a currency sign
-allowed) and compared by value, not by spelling: "2,328.0200" states 2328.02.
+after tether's normalisation (NFKC: full-width digits and letters become ASCII; case folding;
+whitespace collapsed), and numbers, read out of the text by tether's ``numbers_in``
+(thousands separators and a currency sign allowed), are compared by value, not by spelling:
+"2,328.0200" states 2328.02.
 
 This module works on plain strings and numbers only (it imports nothing from the benchmark),
 so the scenario model and the judge can both use it without importing each other.
@@ -12,30 +13,10 @@ so the scenario model and the judge can both use it without importing each other
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
-_SPACES = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
-
-
-def normalise(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed to single spaces."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-def numbers_in(text: str) -> list[Decimal]:
-    """Every number written in ``text`` (1,234.50 and ¥1234.5 both read as 1234.5)."""
-    plain = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
-    values = []
-    for match in _NUMBER.findall(plain):
-        try:
-            values.append(Decimal(match))
-        except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
-            continue
-    return values
+from tether.decisions.grounding import normalise
 
 
 def has_phrase(text: str, phrases: Iterable[str]) -> bool:

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from tether.decisions.grounding import numbers_in
 
-from tether_bench.matching import has_number, has_phrase, numbers_in
+from tether_bench.matching import has_number, has_phrase
 
 Category = Literal["db", "api", "calc", "multi", "fault", "irrelevant", "impossible"]
 CATEGORIES: tuple[str, ...] = ("db", "api", "calc", "multi", "fault", "irrelevant", "impossible")

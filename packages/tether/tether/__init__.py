@@ -35,6 +35,7 @@ PUBLIC_MODULES = (
     "tether",
     "tether.control",
     "tether.dburl",
+    "tether.decisions.grounding",
     "tether.extras",
     "tether.llm",
     "tether.memory",

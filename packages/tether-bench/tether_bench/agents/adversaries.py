@@ -21,11 +21,10 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from langchain_openai import ChatOpenAI
+from tether.decisions.grounding import ids_in, numbers_in
 
 from tether_bench.agents.base import BenchAgent, ChatSettings
-from tether_bench.claims import ids_in
 from tether_bench.instrument import RecordingRegistry
-from tether_bench.matching import numbers_in
 from tether_bench.records import Outcome
 from tether_bench.scenarios import Scenario, ToolAction
 
