@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 8500
+MAX_CORE_LINES = 8600
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -32,8 +32,9 @@ reported too low) and tool health shared through a LangGraph store (a pure decis
 and one small module of store I/O). The steer-before-stopping round added about 1,000: the
 notes before a stop and the answer at a cap (decisions/notes.py, stops.py), the parser's
 repairs of replies with one reading, and the judge's grounding moved into the core so the
-loop's final-answer check and the benchmark's judge share one implementation. The cap stays,
-so further growth is argued for here."""
+loop's final-answer check and the benchmark's judge share one implementation (with the
+pure check itself, decisions/final_check.py, about 680 lines together). The cap stays, so
+further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once

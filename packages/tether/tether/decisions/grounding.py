@@ -1,7 +1,7 @@
 """What an answer states (ids, numbers, statuses) and what a run's tool results back.
 
-One implementation for two readers: the loop's check before a final answer is taken and
-the benchmark's judge. Nothing here trusts a
+One implementation for two readers: the loop's check before a final answer is taken
+(:mod:`tether.decisions.final_check`) and the benchmark's judge. Nothing here trusts a
 sentence of the answer: every id, number and status it states must come from the task or
 from the data a successful tool call returned. A call grounds the answer only when it is
 connected to the task: it has no arguments, or one of its argument values comes from the
@@ -15,7 +15,9 @@ calls the same way.
 
 Text is compared after NFKC (full-width digits and letters become ASCII), case folding and
 whitespace collapsing; numbers are read out of the text and compared by value, so
-"2,328.0200" states 2328.02. Which words are statuses is a :class:`Vocabulary`: a world
+"2,328.0200" states 2328.02. Which words are statuses is a :class:`Vocabulary`: the loop's
+default (:func:`tether.decisions.final_check.status_vocabulary`) knows only the values tools
+report under ``status`` keys and the ``enum`` values of the tools' status arguments; a world
 with words of its own (two languages, statuses that imply others) passes its own.
 """
 
@@ -194,8 +196,8 @@ class Grounds(TypedDict):
     """What a run's successful tool calls established, folded call by call (:func:`fold`).
 
     Plain JSON data, so the loop can keep it in its state. ``ids``, ``numbers``,
-    ``percents``, ``values`` and ``named`` come from connected calls only (see the module
-    docstring); ``tools`` and ``statuses`` from every successful call."""
+    ``percents``, ``values``, ``named`` and ``reported`` come from connected calls only (see
+    the module docstring); ``tools`` and ``statuses`` from every successful call."""
 
     tools: list[str]  # every tool that succeeded, in the order of its first success
     tried: list[str]  # every tool called, whatever the outcome
@@ -204,6 +206,7 @@ class Grounds(TypedDict):
     percents: list[str]  # the numbers written before a % sign
     values: list[str]  # text values, normalised, each at most MAX_VALUE_CHARS long
     named: dict[str, list[str]]  # an id a call names -> status values its data reported
+    reported: list[str]  # every value under a status key in a connected call's data
     statuses: list[str]  # every value under a status key in any successful call's data
 
 
@@ -216,6 +219,7 @@ def empty_grounds() -> Grounds:
         "percents": [],
         "values": [],
         "named": {},
+        "reported": [],
         "statuses": [],
     }
 
@@ -286,6 +290,7 @@ def fold(grounds: Grounds | None, task: str, call: Call) -> Grounds:
     new["numbers"] = _added(old["numbers"], (str(n) for n in numbers_in(text)))
     new["percents"] = _added(old["percents"], _PERCENT.findall(text))
     new["values"] = _added(old["values"], (v for v in held if len(v) <= MAX_VALUE_CHARS))
+    new["reported"] = _added(old["reported"], statuses)
     new["named"] = {key: list(found) for key, found in old["named"].items()}
     for name in {str(v) for v in [*arguments, *leaves]} if statuses else ():
         if name in ids_in(name):

@@ -1,0 +1,292 @@
+"""The check before a final answer is taken: send it back once with a note, or take it.
+
+A final answer is sent back when
+
+(a) no tool has succeeded in the run, and the task names something a read tool can look up:
+    its own values fill that tool's required arguments (an id that matches an argument's
+    pattern, or any id for an argument named ``id`` or ``*_id`` that has none);
+(b) it states an id, number or status that neither the task nor a connected successful
+    result holds (:func:`tether.decisions.grounding.unbacked`, the judge's own rule). With
+    the default vocabulary, which knows no world, two things are left to a vocabulary
+    passed in: a status is backed by any connected result that reported it (an "ok" from
+    an API whose calls name no id), and statuses are checked only until a side-effecting
+    tool succeeds (a payment that "succeeded" makes an order "paid" in one world, not in
+    another); or
+(c) the task asks for a change the run never made: every word of a side-effecting tool's
+    name is in the task, none of them negated ("do not pay it"), the task or a result holds
+    the ids its required arguments need, and no call to it has succeeded.
+
+A refusal is no exception to (a). When the task names something a tool can look up, an
+answer given without looking has checked nothing, however it is worded: "I cannot access
+orders" about ``ORD-2024-001`` is wrong when ``query_order`` exists. A refusal that was right
+("no tool can delete accounts") costs one more call, since the second answer is taken as the
+model writes it. When the task names nothing a tool can look up, a refusal that states
+nothing is taken at once.
+
+(c) is kept narrow on purpose: a tool is matched on its name's words, not on how well its
+description ranks, since a ranking always has a best tool and a near miss would push a model
+towards a write. So a task in another language than the tools' names is never sent back
+under (c); (b) still catches an answer that claims the change's outcome ("cancelled").
+
+The note is written by tether alone. Tool output and model output are untrusted: the note
+holds only the words of :data:`NOTES`, registered tool names, and values that are single
+tokens matching :data:`SAFE_VALUE` (any other value is counted, never shown).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import unicodedata
+from collections.abc import Sequence
+from typing import Any
+
+from langchain_core.tools import BaseTool
+from pydantic import BaseModel
+
+from tether.decisions.grounding import (
+    NEGATION,
+    Call,
+    Evidence,
+    Grounds,
+    Unbacked,
+    Vocabulary,
+    empty_grounds,
+    fold,
+    ids_in,
+    normalise,
+    stated_in,
+    tried,
+    unbacked,
+)
+from tether.decisions.toolpick import bm25_scores, terms, tool_text
+from tether.state import ToolResult
+from tether.tools.marks import has_side_effects
+
+SAFE_VALUE = re.compile(r"-?[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}", re.ASCII)
+"""The only values from the answer a note may repeat: one short token of ASCII letters,
+digits, ``_``, ``.`` and ``-`` (an id, a number, a status word)."""
+MAX_SHOWN = 6
+"""Values a note names at most; the rest are counted."""
+NOTES = {
+    "lookup": "No tool has succeeded in this run, and the task names something {tool} can "
+    "look up: call {tool} and answer from what it returns.",
+    "unbacked": "Your answer states {values}, which neither the task nor any tool result in "
+    "this run holds. Check them with a tool, or leave them out.",
+    "change": "The task asks for a change that {tool} makes, and no call to {tool} has "
+    "succeeded in this run: make the change, or say why it cannot be made.",
+    "more": "{count} more",
+    "one": "a value",
+    "some": "{count} values",
+}
+"""Every word a note is made of, besides tool names and the answer's values."""
+_WORDS = re.compile(r"[\w@\-]+(?:\.[\w@\-]+)*")
+
+
+def check_final(
+    task: str,
+    answer: str,
+    grounds: Grounds | None,
+    tools: Sequence[BaseTool],
+    vocabulary: Vocabulary | None = None,
+) -> str | None:
+    """The note to send ``answer`` back with, or None to take it.
+
+    ``task`` is the run's task; ``grounds`` what its tool calls established
+    (:func:`record_result` folds each one in; None before any); ``tools`` the registered
+    tools; ``vocabulary`` which words are statuses (default: :func:`status_vocabulary`).
+    With no tools there is nothing to look anything up with, and every answer is taken. The
+    ``check_final`` setting decides whether the loop asks at all."""
+    if not tools:
+        return None
+    held = grounds or empty_grounds()
+    words = vocabulary or status_vocabulary(tools, held)
+    notes = []
+    if not held["tools"] and (tool := lookup_tool(task, tools, held)):
+        notes.append(NOTES["lookup"].format(tool=tool))
+    missing = unbacked(stated_in(answer, words), Evidence(task, held), words)
+    if vocabulary is None:  # see the module docstring, (b)
+        changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
+        statuses = (
+            () if changed else tuple(s for s in missing.statuses if s not in held["reported"])
+        )
+        missing = dataclasses.replace(missing, statuses=statuses)
+    if missing:
+        notes.append(NOTES["unbacked"].format(values=shown(missing)))
+    notes += [NOTES["change"].format(tool=tool) for tool in changes_not_made(task, tools, held)]
+    return " ".join(notes) or None
+
+
+def record_result(
+    grounds: Grounds | None, task: str, tool: str, arguments: Any, result: ToolResult
+) -> Grounds:
+    """``grounds`` after one tool call of the run on ``task``: a success is folded in
+    (:func:`tether.decisions.grounding.fold`); any other outcome marks its tool as tried."""
+    if result["status"] == "success":
+        return fold(grounds, task, Call(tool, arguments, result.get("data")))
+    return tried(grounds, tool)
+
+
+def shown(missing: Unbacked) -> str:
+    """The unbacked values as a note may write them: safe tokens, each once, the rest
+    counted."""
+    values = [*missing.ids, *(str(n) for n in missing.numbers), *missing.statuses]
+    unique = list(dict.fromkeys(values))
+    safe = [value for value in unique if SAFE_VALUE.fullmatch(value)][:MAX_SHOWN]
+    hidden = len(unique) - len(safe)
+    if not safe:
+        return NOTES["one"] if hidden == 1 else NOTES["some"].format(count=hidden)
+    return ", ".join([*safe, *([NOTES["more"].format(count=hidden)] if hidden else [])])
+
+
+# --- (a) a lookup the task asks for -----------------------------------------------------------
+
+
+def lookup_tool(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> str | None:
+    """The untried read tool whose required arguments the task's own values fill (the best
+    match for the task among them), or None."""
+    values, has_ids = task_values(task), bool(ids_in(task))
+    fits = {
+        tool.name
+        for tool in tools
+        if not has_side_effects(tool)
+        and tool.name not in grounds["tried"]
+        and looks_up(tool, values, has_ids)
+    }
+    if not fits:
+        return None
+    scores = bm25_scores([terms(tool_text(tool)) for tool in tools], terms(task))
+    ranked = sorted(zip(scores, range(len(tools)), strict=True), key=lambda s: (-s[0], s[1]))
+    return next(tools[i].name for _, i in ranked if tools[i].name in fits)
+
+
+def looks_up(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
+    """Every required argument of ``tool`` is filled by the values (it has at least one): an
+    argument with a pattern by a value that matches it, an id argument without one (``id``,
+    ``*_id``) by any id; an argument of free text or a number cannot be told from the task."""
+    needs = requirements(tool)
+    return bool(needs) and all(
+        fills(pattern, values) if pattern else is_id(name) and has_ids for name, pattern in needs
+    )
+
+
+# --- (c) a change the task asks for -----------------------------------------------------------
+
+
+def changes_not_made(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> list[str]:
+    """The side-effecting tools the task clearly asks for that never succeeded in the run."""
+    words, plain = set(terms(task)), normalise(task)
+    values = task_values(task) | set(grounds["ids"])
+    has_ids = bool(ids_in(task)) or bool(grounds["ids"])
+    found = []
+    for tool in tools:
+        if not has_side_effects(tool) or tool.name in grounds["tools"]:
+            continue
+        parts = terms(tool.name.replace("_", " "))
+        if not parts or not set(parts) <= words or negated(plain, parts):
+            continue
+        if all(
+            fills(pattern, values) if pattern else not is_id(name) or has_ids
+            for name, pattern in requirements(tool)
+        ):
+            found.append(tool.name)
+    return found
+
+
+def negated(plain: str, parts: Sequence[str]) -> bool:
+    """Some occurrence of one of ``parts`` in the normalised text follows a negation."""
+    for part in parts:
+        for match in re.finditer(rf"\b{re.escape(part)}\b", plain):
+            if NEGATION.search(plain[max(0, match.start() - 20) : match.start()]):
+                return True
+    return False
+
+
+# --- shared -----------------------------------------------------------------------------------
+
+
+def task_values(task: str) -> set[str]:
+    """The task's words that could be an argument's value (ids, emails, numbers)."""
+    return set(_WORDS.findall(unicodedata.normalize("NFKC", task))) | ids_in(task)
+
+
+def requirements(tool: BaseTool) -> tuple[tuple[str, str | None], ...]:
+    """Each required argument of ``tool`` and its pattern (None without one)."""
+    schema = tool.args_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return ()
+    return _schema_requirements(schema)
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_requirements(schema: type[BaseModel]) -> tuple[tuple[str, str | None], ...]:
+    """:func:`requirements`, kept per schema class (a JSON schema is built once)."""
+    spec = schema.model_json_schema()
+    properties = spec.get("properties", {})
+    found: list[tuple[str, str | None]] = []
+    for name in spec.get("required", []):
+        pattern = properties.get(name, {}).get("pattern")
+        found.append((str(name), pattern if isinstance(pattern, str) else None))
+    return tuple(found)
+
+
+def fills(pattern: str, values: set[str]) -> bool:
+    """Some value matches ``pattern`` whole (as written, or upper-cased)."""
+    try:
+        return any(re.fullmatch(pattern, v) or re.fullmatch(pattern, v.upper()) for v in values)
+    except re.error:  # a pattern Python's re cannot read: no value is known to fill it
+        return False
+
+
+def is_id(name: str) -> bool:
+    return name == "id" or name.endswith("_id")
+
+
+# --- the default vocabulary -------------------------------------------------------------------
+
+
+def status_vocabulary(tools: Sequence[BaseTool], grounds: Grounds | None = None) -> Vocabulary:
+    """The domain-independent vocabulary: the values tools reported under ``status`` keys in
+    the run, and the ``enum`` values of the tools' arguments named ``status`` (or ending in
+    ``_status``), each claiming itself."""
+    found = list((grounds or empty_grounds())["statuses"])
+    for tool in tools:
+        found += _status_enums(tool)
+    return Vocabulary(words={value: value for value in found})
+
+
+def _status_enums(tool: BaseTool) -> list[str]:
+    schema = tool.args_schema
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return []
+    return list(_schema_status_enums(schema))
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_status_enums(schema: type[BaseModel]) -> tuple[str, ...]:
+    spec = schema.model_json_schema()
+    found: list[str] = []
+    _collect_enums(spec, False, spec.get("$defs", {}), found)
+    return tuple(dict.fromkeys(found))
+
+
+def _collect_enums(node: Any, in_status: bool, defs: dict[str, Any], into: list[str]) -> None:
+    """The string ``enum`` values under properties named ``status`` or ``*_status`` (an enum
+    class's values too: ``$defs`` it refers to are followed once)."""
+    if isinstance(node, dict):
+        if in_status and isinstance(node.get("enum"), list):
+            into += [value for value in node["enum"] if isinstance(value, str)]
+        ref = node.get("$ref")
+        if in_status and isinstance(ref, str) and ref.startswith("#/$defs/"):
+            _collect_enums(defs.get(ref.removeprefix("#/$defs/")), True, {}, into)
+        for key, value in node.items():
+            if key == "properties" and isinstance(value, dict):
+                for name, spec in value.items():
+                    status = name == "status" or str(name).endswith("_status")
+                    _collect_enums(spec, status, defs, into)
+            elif key != "$defs":
+                _collect_enums(value, in_status, defs, into)
+    elif isinstance(node, list):
+        for value in node:
+            _collect_enums(value, in_status, defs, into)
