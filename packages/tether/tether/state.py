@@ -133,6 +133,7 @@ class Proposal(TypedDict):
     fingerprint: NotRequired[str]  # tool + canonical arguments, for repeat checks
     gate: NotRequired[Gate]  # set by the loop for actions, never by the model
     gate_reason: NotRequired[str]  # for approve: the setting or mark that asks; for refuse: why
+    check: NotRequired[str]  # set by the loop: the note a final answer is sent back with
     raw: NotRequired[str]  # the reply as received; not kept in state
     repairs: NotRequired[list[str]]  # how a reply off the format was read ("bare_value", ...)
 
@@ -293,9 +294,7 @@ def record_calls(
         record: CallRecord = {"runs": old["runs"], "outcomes": list(old["outcomes"])}
         if event.get("ran"):
             record["runs"] += 1
-        for kept in ("step", "known", "noted"):
-            if kept in old:
-                record[kept] = old[kept]  # type: ignore[literal-required]
+        record.update({k: old[k] for k in ("step", "known", "noted") if k in old})  # type: ignore[typeddict-item]
         if "outcome" in event:
             record["outcomes"] = [*record["outcomes"], event["outcome"]][-2:]
         if "known" in event:
@@ -382,6 +381,8 @@ class AgentState(TypedDict, total=False):
     """A cap was reached: one last model call (no tools) asks for an answer, then this ends it."""
     sent_back: bool
     """A final answer was sent back once by the check; the next one is taken as written."""
+    grounds: dict[str, Any]
+    """What the run's tool calls established, for that check (decisions.grounding.Grounds)."""
 
     # --- outcome ------------------------------------------------------------------------
     status: Status
@@ -391,10 +392,7 @@ class AgentState(TypedDict, total=False):
 
 class RouteView(TypedDict, total=False):
     """The part of :class:`AgentState` the conditional edges read: the move the last node
-    recorded.
-
-    LangGraph reads an edge only the keys its input type names, so edges typed with this
-    read one channel a step instead of the whole state (it still copies every channel to
-    lay the node's writes over them)."""
+    recorded. LangGraph reads an edge only the keys its input type names, so edges typed with
+    this read one channel a step instead of the whole state."""
 
     next: NextMove

@@ -207,6 +207,8 @@ def classify(
     """What kind of step this was, with a one-line summary written by tether."""
     if proposal["kind"] == "final":
         answer = proposal.get("answer", "")
+        if answer.strip() and (note := proposal.get("check")):
+            return _record(step, "sent_back", f"the final answer was sent back once: {note}", None)
         if answer.strip():
             return _record(step, "final", answer, None)
         return _record(step, "parse_failure", "the final answer is empty", "final:")

@@ -12,6 +12,8 @@ from typing import Any
 
 from tether.decisions import notes, policy, small_model, stops
 from tether.decisions import side_effects as effects
+from tether.decisions.final_check import record_result
+from tether.decisions.grounding import Grounds
 from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
@@ -58,7 +60,7 @@ def close_step(
         state = {**state, "steps": step, "usage": add_usage(state.get("usage"), spent)}
     step = state.get("steps", 0)
     record = policy.classify(step, proposal, result, rule, settings)
-    note = None
+    note = proposal.get("check")  # the final-answer check's note, for an answer sent back
     if record["kind"] == "parse_failure" and protocol is not None:
         note = protocol.failure_note(record["summary"])
     outcome = stops.assess(state, record, rule, settings, note=note)
@@ -67,8 +69,19 @@ def close_step(
         update |= _call_memory(record, first_run, result)
         if result is not None:
             update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
+            tool, arguments = proposal.get("tool", ""), proposal.get("arguments")
+            update["grounds"] = record_result(
+                grounds(state), state["task"], tool, arguments, result
+            )
+    if record["kind"] == "sent_back":
+        update["sent_back"] = True
     _emit_decision(step, outcome)
     return update | _ending(state, proposal, outcome, side_effects, settings)
+
+
+def grounds(state: AgentState) -> Grounds | None:
+    """What the run's tool calls established so far (plain data, folded by record_result)."""
+    return state.get("grounds")  # type: ignore[return-value]
 
 
 def _step_record(

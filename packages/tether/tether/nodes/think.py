@@ -13,6 +13,7 @@ from typing import Any
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 from tether.decisions import policy, small_model
+from tether.decisions.final_check import check_final
 from tether.decisions.offer import step_offer
 from tether.errors import ModelCallError
 from tether.llm.parsing import call_fingerprint
@@ -20,7 +21,7 @@ from tether.memory.render import reasoning_text, render_prompt
 from tether.memory.tokens import TokenCounter, count_messages
 from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
-from tether.nodes.step import ask_at_cap, close_step, end_run
+from tether.nodes.step import ask_at_cap, close_step, end_run, grounds
 from tether.settings import AgentSettings
 from tether.state import (
     AgentState,
@@ -161,6 +162,8 @@ class Think(Node):
             return update | self._last_answer(state, call, usage, proposal, closing)
         if proposal["kind"] == "action" and proposal["gate"] in GATED_MOVES:
             return update | {"next": GATED_MOVES[proposal["gate"]]}
+        if proposal["kind"] == "final" and (note := self._check(state, call, proposal, settings)):
+            proposal["check"] = note
         closed = close_step(
             state,
             settings,
@@ -171,6 +174,16 @@ class Think(Node):
             model_call=(call.step, usage),
         )
         return update | closed
+
+    def _check(
+        self, state: AgentState, call: Call, proposal: Proposal, settings: AgentSettings
+    ) -> str | None:
+        """The note a final answer is sent back with, once per run (None: take it). Not on a
+        final-answer-only step: the model was already told to answer from what it has."""
+        if not settings.check_final or state.get("sent_back") or call.prepared.offer.final_only:
+            return None
+        tools = self.deps.registry.tools()
+        return check_final(state["task"], proposal.get("answer", ""), grounds(state), tools)
 
     @staticmethod
     def _last_answer(
