@@ -11,10 +11,10 @@ setup:
 		|| python3 -m pip install --quiet "uv>=0.9"
 	$(UV) sync --locked --quiet --compile-bytecode
 
-# tether run exits 1 when a run ends with a status other than completed (SmolLM2 often
-# trips the breaker): that is the loop working, so only errors (2) fail this target.
+# tether run exits 1 when a run ends with a status other than completed (a small model may
+# end at a cap): that is the loop working, so only errors (2) fail this target.
 run: setup
-	$(UV) run tether run --tools demo --protocol json_schema "$(TASK)"; code=$$?; [ $$code -ne 2 ] || exit $$code
+	$(UV) run tether run --tools demo "$(TASK)"; code=$$?; [ $$code -ne 2 ] || exit $$code
 
 lint: setup
 	$(UV) run ruff check .

@@ -280,6 +280,29 @@ def test_help_does_not_load_the_agent_stack() -> None:
     assert done.stdout.strip() == "[]", done.stderr
 
 
+# --- defaults: the command and `make run` take the settings' own --------------------------------
+def test_run_without_protocol_takes_the_one_that_fits_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tether import load_settings
+    from tether_cli.run_options import RunOptions
+
+    for name in ("TETHER_PROTOCOL", "TETHER_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    server = "http://127.0.0.1:8000/v1"
+    embedded = load_settings(**RunOptions(task="t").settings_overrides())
+    served = load_settings(**RunOptions(task="t", base_url=server).settings_overrides())
+    assert (embedded.protocol_name, served.protocol_name) == ("json_schema", "react")
+    chosen = RunOptions(task="t", protocol="react").settings_overrides()
+    assert load_settings(**chosen).protocol_name == "react"
+
+
+def test_make_run_is_tether_run_with_no_settings_of_its_own() -> None:
+    makefile = (Path(__file__).parents[1] / "Makefile").read_text(encoding="utf-8")
+    recipe = makefile.split("\nrun: setup\n", 1)[1].splitlines()[0]
+    assert 'tether run --tools demo "$(TASK)"' in recipe, recipe
+
+
 # --- statuses and trace events: every one the core declares is handled ------------------------
 def test_the_exit_code_is_the_status_tables() -> None:
     assert {status: exit_code(status) for status in STATUSES} == {

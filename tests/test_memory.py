@@ -53,7 +53,8 @@ def test_windowed_reducer_appends_and_trims() -> None:
 def test_prompt_has_two_labelled_sections_and_hints() -> None:
     prompt = render(1, [result(1, "pending")], 10_000, hints=("try another tool",))
     user = prompt.messages[1].text
-    assert user.index("## Your reasoning so far") < user.index("## Tool results")
+    sections = ("## Tool results", "## Your reasoning so far", "## Notes from the controller")
+    assert [user.index(s) for s in sections] == sorted(user.index(s) for s in sections)
     assert "try another tool" in user
     assert prompt.dropped_reasoning == 0 and prompt.cut_results == []
 
@@ -109,10 +110,25 @@ def test_a_call_that_returned_the_same_twice_is_shown_once_with_both_steps() -> 
     changed = result(3, "paid")
     prompt = render(0, [first, again, changed], 10_000)
     user = prompt.messages[1].text
-    assert user.count('"pending"') == 1 and "[steps 1, 2] t({})" in user
-    assert "[step 3] t({})" in user and user.index("[steps 1, 2]") < user.index("[step 3]")
+    assert user.count('"pending"') == 1 and "[step 1] t({})" in user
+    assert "[step 2] the same call again: the same result" in user
+    assert "[step 3] t({})" in user and user.index("[step 1] t") < user.index("[step 3] t")
     alone = render(0, [changed], 10_000)
     assert prompt.tokens - alone.tokens < first["tokens"] + again["tokens"]
+    last = render(0, [first, changed, again], 10_000).messages[1].text
+    assert last.index("[step 3] t") < last.index("[step 1] t")  # shown at its latest step
+
+
+def test_a_new_step_keeps_the_prompt_up_to_the_end_of_the_results() -> None:
+    """A step only adds to what the previous prompt showed before its reasoning, so a
+    server's prompt cache reuses it; a repeated result keeps its text and gets a line."""
+    first, again = result(1, "pending"), result(2, "pending")
+    again["result"]["meta"] = {"latency_s": 0.2}
+    before = render(1, [first], 10_000).messages[1].text
+    after = render(2, [first, again], 10_000).messages[1].text
+    kept = before.split("\n\n## Your reasoning")[0]
+    assert after.startswith(kept) and "latency_s" not in after
+    assert after[len(kept) :].startswith("\n[step 2] the same call again: the same result")
 
 
 def test_one_marker_says_how_much_was_cut_and_why() -> None:

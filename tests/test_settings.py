@@ -8,7 +8,7 @@ import pytest
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.errors import SettingsError
 from tether.nodes import deps as deps_module
-from tether.settings import resolve_settings
+from tether.settings import load_settings, resolve_settings
 from tether.testing import ScriptedChatModel
 
 from tests.scripts import act, final, lookup
@@ -33,6 +33,35 @@ def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None
     settings = AgentSettings()
     assert settings.max_steps == 4
     assert settings.protocol == "native"
+
+
+def test_protocol_follows_the_model_when_unset() -> None:
+    assert AgentSettings().protocol is None
+    assert AgentSettings().protocol_name == "json_schema"  # the embedded model
+    assert AgentSettings(base_url="http://127.0.0.1:8000/v1").protocol_name == "react"
+
+
+@pytest.mark.parametrize("protocol", ["react", "json_schema", "native"])
+@pytest.mark.parametrize("base_url", [None, "http://127.0.0.1:8000/v1"])
+def test_a_protocol_set_always_wins(
+    protocol: str, base_url: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert AgentSettings(protocol=protocol, base_url=base_url).protocol_name == protocol  # type: ignore[arg-type]
+    monkeypatch.setenv("TETHER_PROTOCOL", protocol)
+    assert AgentSettings(base_url=base_url).protocol_name == protocol
+    assert load_settings(base_url=base_url).protocol_name == protocol
+
+
+def test_a_model_passed_in_gets_a_servers_protocol() -> None:
+    model = ScriptedChatModel(responses=[act("lookup", '{"key": "a"}'), final("value of a")])
+    graph = build_graph(AgentSettings(), model=model, registry=ToolRegistry([lookup]))
+    state: dict[str, Any] = graph.invoke({"task": "t"})  # ReAct replies, read as ReAct
+    assert (state["status"], state["answer"]) == ("completed", "value of a")
+    assert "response_format" not in model.calls[0].kwargs
+    chosen = ScriptedChatModel(responses=['{"thought": "t", "action": {"final_answer": "x"}}'])
+    graph = build_graph(AgentSettings(protocol="json_schema"), model=chosen)
+    assert graph.invoke({"task": "t"})["answer"] == "x"
+    assert "response_format" in chosen.calls[0].kwargs
 
 
 def test_run_context_overrides_only_what_it_names() -> None:

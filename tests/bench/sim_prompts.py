@@ -1,7 +1,7 @@
 """One conversation's information, written the way each benchmarked agent lays out its prompt.
 
 ``tether``: a system prompt with the tool listing, one user message with the task, the
-reasoning so far, the tool results and controller notes. ``agent_executor``: the standard
+tool results, the reasoning so far and controller notes. ``agent_executor``: the standard
 ReAct prompt with a Thought/Action/Observation scratchpad. ``create_agent``: chat messages
 with assistant tool calls and tool messages. The test asserts the simulator decides the same
 on all three.
@@ -72,8 +72,8 @@ def _tether(task: str, tools: dict[str, str], history: list[Exchange]) -> list[d
         if ex.note is not None:
             notes.append(f"- {ex.note}")
     user = [f"Task: {task}"]
-    user.append("## Your reasoning so far (oldest first)\n" + ("\n\n".join(reasoning) or "(none)"))
     user.append("## Tool results (oldest first)\n" + ("\n\n".join(results) or "(none yet)"))
+    user.append("## Your reasoning so far (oldest first)\n" + ("\n\n".join(reasoning) or "(none)"))
     if notes:
         user.append("## Notes from the controller\n" + "\n".join(notes))
     user.append("Continue with your next step.")

@@ -145,7 +145,9 @@ def test_repeated_successful_call_forces_a_final_answer_the_model_writes() -> No
     assert _offered(model, 2) == []
     assert final_schema["properties"]["action"]["anyOf"][0]["required"] == ["final_answer"]
     system = [str(model.calls[i].messages[0].content) for i in (1, 2)]
-    assert system[1] == f"{system[0]}\n\n{FINAL_ONLY_NOTE}"  # same listing: the prefix is cached
+    assert system[1] == system[0]  # the same listing: the prefix is cached
+    user = [str(model.calls[i].messages[1].content) for i in (1, 2)]
+    assert FINAL_ONLY_NOTE not in user[0] and f"- {FINAL_ONLY_NOTE}" in user[1]
     assert state["status"] == "completed"
     assert state["answer"] == answer  # the model's words, not the loop's
 

@@ -62,11 +62,13 @@ class AgentSettings(BaseSettings):
     top_p: float = Field(0.9, gt=0, le=1, description="Nucleus sampling.")
     max_tokens: int = Field(512, ge=1, description="Completion cap per model call.")
     request_timeout: float = Field(60.0, gt=0, description="Seconds before a model call fails.")
-    protocol: ProtocolName = Field(
-        "react",
+    protocol: ProtocolName | None = Field(
+        None,
         description="react: Thought/Action/Action Input text, repaired and parsed. "
         "json_schema: a JSON action constrained by a schema of the current tools. "
-        "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice).",
+        "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice). "
+        "Unset: json_schema for the embedded model (the only one SmolLM2 follows), react for "
+        "a server.",
     )
 
     small_model: bool | None = Field(
@@ -208,6 +210,13 @@ class AgentSettings(BaseSettings):
     def small_profile(self) -> bool:
         """Whether the small-model profile is in force (the setting, or the embedded model)."""
         return self.uses_embedded_model if self.small_model is None else self.small_model
+
+    @property
+    def protocol_name(self) -> ProtocolName:
+        """The output protocol in force: the setting, or the one that fits the model."""
+        if self.protocol is not None:
+            return self.protocol
+        return "json_schema" if self.uses_embedded_model else "react"
 
     @property
     def context_tokens(self) -> int:

@@ -170,7 +170,7 @@ class TetherAgent(BenchAgent):
             tool_attempts=s.tool_attempts,
             retry_delays_s=tuple(ceiling),
             retry_by="tether (full jitter)",
-            output_repair=f"tether parser ({s.protocol})",
+            output_repair=f"tether parser ({s.protocol_name})",
             model_call_retries=f"client {self.harness.model_client_retries}",
             tool_call_limit=None,
         )

@@ -52,9 +52,12 @@ class OutputProtocol:
         if self.lists_tools:
             parts.append(describe_tools(list(offer.tools), brief=offer.small))
         parts.append(self.format_instructions)
-        if offer.final_only:
-            parts.append(FINAL_ONLY_NOTE)
         return "\n\n".join(parts)
+
+    def notes(self, offer: Offer) -> list[str]:
+        """What the controller says about this offer, at the end of the prompt: the system
+        message stays the same whatever is withheld, so a server's prompt cache holds."""
+        return [FINAL_ONLY_NOTE] if offer.final_only else []
 
     def prepare(
         self, model: BaseChatModel, offer: Offer

@@ -6,6 +6,11 @@ stay; a tool result that alone is too large is cut with a visible marker. Nothin
 silently: every cut is reported. A call that returned the same result more than once is
 shown once, labelled with every step that returned it.
 
+The tool results come first, then the reasoning (a few short lines), then the controller's
+notes: a step's results section is the previous step's with the new result added, so a
+server's prompt cache (llama.cpp, vLLM's prefix caching) reuses everything up to there and
+processes only what is new. On a CPU that is most of a step's time.
+
 Untrusted text (the model's thoughts, what tools returned) never starts a line: thoughts are
 folded onto their entry's line and tool results are JSON, so neither can forge a section
 heading such as the controller's notes.
@@ -30,6 +35,8 @@ RESULTS_HEADING = "## Tool results (oldest first)"
 NOTES_HEADING = "## Notes from the controller"
 HEADINGS = (REASONING_HEADING, RESULTS_HEADING, NOTES_HEADING)
 CLOSING = "Continue with your next step."
+AGAIN = "the same call again: the same result"
+AGAIN_TOKENS = 12  # the line naming the later steps of a repeated result, generously
 SEPARATOR_TOKENS = 2  # the blank line between two entries, generously
 
 
@@ -62,31 +69,35 @@ def reasoning_text(entry: ReasoningEntry) -> str:
     return text
 
 
-def result_text(entry: ToolResultEntry, earlier: Sequence[int] = (), cap: int | None = None) -> str:
-    """One result; ``earlier``: the steps where the same call returned the same; ``cap``: the
-    characters of the result shown (the rest is cut with a visible marker)."""
+def result_text(entry: ToolResultEntry, again: Sequence[int] = (), cap: int | None = None) -> str:
+    """One result; ``again``: the later steps where the same call returned the same, named
+    after the result so the text before it stays as it was (a server's prompt cache holds);
+    ``cap``: the characters of the result shown (the rest is cut with a visible marker)."""
     args = json.dumps(entry["arguments"], ensure_ascii=False)
     result = json.dumps(entry["result"], ensure_ascii=False)
     if cap is not None:
         result = cut_text(result, cap, SHORT_WHY)
-    steps = ", ".join(str(step) for step in (*earlier, entry["step"]))
-    label = f"steps {steps}" if earlier else f"step {steps}"
-    return f"[{label}] {one_line(entry['tool'])}({args}) ->\n{result}"
+    text = f"[step {entry['step']}] {one_line(entry['tool'])}({args}) ->\n{result}"
+    if again:
+        label = "steps" if len(again) > 1 else "step"
+        text += f"\n[{label} {', '.join(str(step) for step in again)}] {AGAIN}"
+    return text
 
 
 def distinct_results(
     results: Sequence[ToolResultEntry],
 ) -> list[tuple[ToolResultEntry, list[int]]]:
-    """Each distinct (call, outcome) once, at its latest step, with the earlier steps that
+    """Each distinct (call, outcome) once, at its latest step, with the later steps that
     returned the same: a weak model repeats a call that worked, and showing the same result
-    twice doubles its cost in the prompt (a query_order result is ~700 tokens on SmolLM2)."""
+    twice doubles its cost in the prompt (a query_order result is ~700 tokens on SmolLM2).
+    The entry shown is the first one, so its text does not change when the call is repeated
+    (only its timing would)."""
     latest: dict[str, tuple[ToolResultEntry, list[int]]] = {}
     for entry in results:
         outcome = {k: v for k, v in entry["result"].items() if k != "meta"}
         key = json.dumps([entry["tool"], entry["arguments"], outcome], sort_keys=True, default=str)
-        earlier = latest.pop(key, (entry, []))
-        steps = [*earlier[1], earlier[0]["step"]] if earlier[0] is not entry else []
-        latest[key] = (entry, steps)
+        first, again = latest.pop(key, (entry, []))
+        latest[key] = (first, [*again, entry["step"]] if first is not entry else again)
     return list(latest.values())
 
 
@@ -114,7 +125,10 @@ def render_prompt(
     kept = list(reasoning)
     shown = distinct_results(results)
     results = [entry for entry, _ in shown]
-    results_tokens = sum(e["tokens"] + SEPARATOR_TOKENS + 2 * len(steps) for e, steps in shown)
+    results_tokens = sum(
+        e["tokens"] + SEPARATOR_TOKENS + (AGAIN_TOKENS + 2 * len(steps) if steps else 0)
+        for e, steps in shown
+    )
     tokens = fixed + results_tokens + sum(e["tokens"] + SEPARATOR_TOKENS for e in kept)
     dropped = 0
     while tokens > budget and kept:
@@ -159,8 +173,8 @@ def _cut_results(
 
 def _user_text(task: str, reasoning: list[str], results: list[str], notes: list[str]) -> str:
     parts = [f"Task: {one_line(task)}"]
-    parts.append(f"{REASONING_HEADING}\n" + ("\n\n".join(reasoning) or "(none yet)"))
     parts.append(f"{RESULTS_HEADING}\n" + ("\n\n".join(results) or "(none yet)"))
+    parts.append(f"{REASONING_HEADING}\n" + ("\n\n".join(reasoning) or "(none yet)"))
     if notes:
         parts.append(f"{NOTES_HEADING}\n" + "\n".join(notes))
     parts.append(CLOSING)

@@ -98,11 +98,16 @@ class Deps:
 
     def _resolve(self, base: AgentSettings, context: Any) -> AgentSettings:
         resolved = resolve_settings(base, context)
-        if resolved.small_model is None and self.model is not None:
-            # A model passed in is not the embedded one, whatever base_url says: the profile
-            # stays off unless asked for.
-            return resolved.with_overrides({"small_model": False})
-        return resolved
+        if self.model is None:
+            return resolved
+        # A model passed in is not the embedded one, whatever base_url says: the profile stays
+        # off and the protocol is a server's unless asked for.
+        server: dict[str, Any] = {}
+        if resolved.small_model is None:
+            server["small_model"] = False
+        if resolved.protocol is None:
+            server["protocol"] = "react"
+        return resolved.with_overrides(server)
 
     def may_block(self, settings: AgentSettings) -> bool:
         """Whether a node's own work may wait on I/O (starting the embedded server, a server
@@ -156,12 +161,12 @@ class Deps:
         if offer is None:
             offer = Offer(tuple(self.registry.tools()), small=settings.small_profile)
         model = self.model_for(settings)
-        key = (settings.protocol, id(model), *offer.key())
+        key = (settings.protocol_name, id(model), *offer.key())
         with self._lock:
             cached = self._prepared.get(key)
         if cached is not None:
             return cached
-        protocol = PROTOCOLS[settings.protocol]
+        protocol = PROTOCOLS[settings.protocol_name]
         system = protocol.system_prompt(offer)
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = _unbound(*protocol.prepare(model, offer))

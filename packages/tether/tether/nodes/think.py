@@ -81,7 +81,7 @@ class Think(Node):
             task=state["task"],
             reasoning=state.get("reasoning_buffer", []),
             results=state.get("tool_buffer", []),
-            hints=state.get("hints", []),
+            hints=[*state.get("hints", []), *prepared.protocol.notes(offer)],
             budget=settings.memory_budget,
             counter=self.deps.counter_for(settings),
             result_chars=small_model.result_cap(settings),
