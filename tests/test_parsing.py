@@ -450,7 +450,7 @@ def test_native_call_arguments_without_one_reading_are_refused(name: str, args: 
 def _order_graph(**overrides: object) -> tuple[dict[str, Any], list[Any]]:
     replies = ["Thought: look\nAction: query_order\nAction Input: ORD-1", "Final Answer: found"]
     graph = build_graph(
-        AgentSettings(**overrides),  # type: ignore[arg-type]
+        AgentSettings(check_final=False, **overrides),  # type: ignore[arg-type]
         model=ScriptedChatModel(responses=replies),
         registry=ToolRegistry([query_order]),
     )

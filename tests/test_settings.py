@@ -35,10 +35,10 @@ def test_environment_overrides_defaults(monkeypatch: pytest.MonkeyPatch) -> None
     assert settings.protocol == "native"
 
 
-def test_protocol_follows_the_model_when_unset() -> None:
+def test_an_unset_protocol_is_json_schema_for_the_embedded_model_and_a_server() -> None:
     assert AgentSettings().protocol is None
     assert AgentSettings().protocol_name == "json_schema"  # the embedded model
-    assert AgentSettings(base_url="http://127.0.0.1:8000/v1").protocol_name == "react"
+    assert AgentSettings(base_url="http://127.0.0.1:8000/v1").protocol_name == "json_schema"
 
 
 @pytest.mark.parametrize("protocol", ["react", "json_schema", "native"])
@@ -52,7 +52,7 @@ def test_a_protocol_set_always_wins(
     assert load_settings(base_url=base_url).protocol_name == protocol
 
 
-def test_a_model_passed_in_gets_a_servers_protocol() -> None:
+def test_a_model_passed_in_gets_react_unless_asked() -> None:
     model = ScriptedChatModel(responses=[act("lookup", '{"key": "a"}'), final("value of a")])
     graph = build_graph(AgentSettings(), model=model, registry=ToolRegistry([lookup]))
     state: dict[str, Any] = graph.invoke({"task": "t"})  # ReAct replies, read as ReAct
@@ -84,7 +84,7 @@ def test_run_context_applies_to_a_run() -> None:
     graph = build_graph(AgentSettings(max_steps=5), model=model, registry=ToolRegistry([lookup]))
     state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_steps": 2})
     assert state["status"] == "max_steps"
-    assert len(model.calls) == 2
+    assert len(model.calls) == 2 + 1  # and the answer asked for at the cap
 
 
 def test_settings_are_immutable() -> None:
@@ -144,6 +144,6 @@ def test_a_run_resolves_its_settings_once(monkeypatch: pytest.MonkeyPatch) -> No
         state: dict[str, Any] = graph.invoke({"task": "t"}, context={"max_steps": budget})
         statuses.append(state["status"])
     assert statuses == ["completed", "max_steps"]
-    assert len(model.calls) == 4 + 3
+    assert len(model.calls) == 4 + 3 + 1  # the second run asks for an answer at its cap
     assert len(calls) == 2  # once per run, not once per node
     assert [c.max_steps for c in calls] == [4, 3]

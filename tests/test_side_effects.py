@@ -50,7 +50,8 @@ def test_an_answer_given_while_the_payment_is_unknown_waits_for_a_replay(world: 
 
 
 def test_the_breaker_does_not_end_a_run_on_a_payment_that_went_through(world: World) -> None:
-    replies = [*QUERY_AND_DISCOUNT, PAY, "Thought: done\nFinal Answer: paid 2328.02"]
+    done = "Thought: done\nFinal Answer: paid 2328.02"
+    replies = [*QUERY_AND_DISCOUNT, PAY, done, done, done]  # sent back once, then replayed
     state, _ = run(world, replies, timeouts=3, breaker_failures=1)
     assert len(charges(world)) == 1
     assert state["status"] == "completed", state["reason"]

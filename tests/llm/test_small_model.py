@@ -73,7 +73,13 @@ def _run_traced(
     replies: list[str | AIMessage], task: str, tools: list[Any], **settings: Any
 ) -> tuple[dict[str, Any], Any, list[Any]]:
     model = ScriptedChatModel(responses=replies)
-    options = {"small_model": True, "protocol": "json_schema", "offered_tools": 2} | settings
+    options = {  # the profile's own limits, without the checks that add a model call
+        "small_model": True,
+        "protocol": "json_schema",
+        "offered_tools": 2,
+        "check_final": False,
+        "cap_answer": False,
+    } | settings
     graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(tools))
     state, trace = run_traced(graph, {"task": task})
     return state, model, list(trace)

@@ -67,8 +67,9 @@ class AgentSettings(BaseSettings):
         description="react: Thought/Action/Action Input text, repaired and parsed. "
         "json_schema: a JSON action constrained by a schema of the current tools. "
         "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice). "
-        "Unset: json_schema for the embedded model (the only one SmolLM2 follows), react for "
-        "a server.",
+        "Unset: json_schema for the embedded model (the only one SmolLM2 follows) and for a "
+        "server at base_url (vLLM and llama.cpp constrain the reply to the schema, so no "
+        "reply is malformed); react for a model passed to build_graph.",
     )
 
     small_model: bool | None = Field(
@@ -216,7 +217,7 @@ class AgentSettings(BaseSettings):
         """The output protocol in force: the setting, or the one that fits the model."""
         if self.protocol is not None:
             return self.protocol
-        return "json_schema" if self.uses_embedded_model else "react"
+        return "json_schema"  # a model passed to build_graph gets react (nodes.deps)
 
     @property
     def context_tokens(self) -> int:

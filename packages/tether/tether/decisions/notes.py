@@ -91,9 +91,12 @@ def failure_note(
     of its error)."""
     listed = "; ".join(_failure(*failure) for failure in failures)
     ending = " One more failed step ends the run." if ends_next else ""
+    what = (
+        f"Your last {len(failures)} steps failed" if len(failures) > 1 else "Your last step failed"
+    )
     return (
-        f"Your last {len(failures)} steps failed ({listed}). Do not repeat a failed call: use "
-        f"another tool, or the same tool with corrected arguments.{ending}"
+        f"{what} ({listed}). Do not repeat a failed call: use another tool, or the same tool "
+        f"with corrected arguments.{ending}"
     )
 
 

@@ -32,7 +32,7 @@ from tether.state import Proposal
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 NOTE_ERROR_CHARS = 160
 FINAL_ONLY_NOTE = (
-    "The same call succeeded twice; its result is in the tool results. No tool is offered "
+    "That call already succeeded; its result is in the tool results. No tool is offered "
     'now: only "final_answer".'
 )
 """Said when only the final answer is offered. It names no content for the answer: a small
