@@ -232,7 +232,8 @@ def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
     assert child.returncode == 130
     assert "interrupted: run saved as thread cc; resume with: tether run --thread cc" in err
     with World.create(world) as w, open_run_store(store) as run_store:
-        model = ScriptedChatModel(responses=["Thought: done\nFinal Answer: ORD-2024-001 found"])
+        done = "Thought: done\nFinal Answer: ORD-2024-001 found"  # nothing looked up: sent back
+        model = ScriptedChatModel(responses=[done, done])
         agent = Agent(AgentSettings(), store=run_store, registry=w.registry(), model=model)
         assert agent.status("cc").status == "running"
         assert agent.resume("cc").status == "completed"
@@ -292,7 +293,7 @@ def test_run_without_protocol_takes_the_one_that_fits_the_model(
     server = "http://127.0.0.1:8000/v1"
     embedded = load_settings(**RunOptions(task="t").settings_overrides())
     served = load_settings(**RunOptions(task="t", base_url=server).settings_overrides())
-    assert (embedded.protocol_name, served.protocol_name) == ("json_schema", "react")
+    assert (embedded.protocol_name, served.protocol_name) == ("json_schema", "json_schema")
     chosen = RunOptions(task="t", protocol="react").settings_overrides()
     assert load_settings(**chosen).protocol_name == "react"
 
@@ -408,9 +409,11 @@ def test_untrusted_text_reaches_the_terminal_visible_not_obeyed(tmp_path: Path) 
         "Thought: copy \x1b]52;c;cm0gLXJmIH4=\x07 now\x1b[2K\n"
         'Action: send\nAction Input: {"note": "hi\\u001b[2Jthere"}',
         "Thought: done\nFinal Answer: sent \x9b31m red \ud800",
+        "Thought: done\nFinal Answer: sent \x9b31m red \ud800",  # after the check's note
     ]
     with serve_stub(StubConfig(script=replies)) as stub:
         args = [TETHER, "run", "send a note", "--base-url", stub.base_url, "--thread", "esc"]
+        args += ["--protocol", "react"]  # the stub's replies are ReAct text
         args += ["--tools", "notes_toolset", "--store", str(tmp_path / "runs.sqlite")]
         child = PtyProcess(args, clean_env(PYTHONPATH=str(tmp_path)))
         child.expect("approve, edit or reject?")

@@ -225,11 +225,14 @@ def test_pre_call_check_counts_the_estimate_and_cancel_comes_first() -> None:
 def test_the_reserve_for_the_last_answer_is_kept_except_by_that_call() -> None:
     state: Any = {"usage": {"input_tokens": 0, "output_tokens": 0, "total_tokens": 80}}
     budget = AgentSettings(token_budget=200, max_tokens=50)
-    assert policy.before_call(state, budget, prompt_tokens=35, cancelled=None) is None
-    verdict = policy.before_call(state, budget, prompt_tokens=36, cancelled=None)
-    assert verdict and verdict.get("cap") and "keeping ~86" in verdict["reason"]
+    assert policy.before_call(state, budget, prompt_tokens=70, cancelled=None) is None
+    verdict = policy.before_call(state, budget, prompt_tokens=71, cancelled=None)
+    assert verdict and verdict.get("cap") and "keeping ~50" in verdict["reason"]
     closing = {**state, "closing": verdict}
     assert policy.before_call(closing, budget, prompt_tokens=120, cancelled=None) is None
+    # the last call's prompt is cut to what is left beside its reply
+    assert policy.prompt_budget(closing, budget) == 200 - 80 - 50
+    assert policy.prompt_budget(state, budget) == budget.memory_budget
 
 
 def test_same_reply_counts_identical_unusable_replies_in_a_row() -> None:

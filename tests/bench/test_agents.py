@@ -71,10 +71,12 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     record, passed = run(agent, scenario, clean_sim, worlds)
     assert passed, (record.termination, record.termination_reason, record.answer)
     assert [c.tool for c in record.tool_calls] == [a.tool for a in scenario.gold_actions]
-    assert record.steps == len(scenario.gold_actions) + 1
-    assert [c.asked_tool for c in record.model_calls] == [True] * len(scenario.gold_actions) + [
-        False
-    ]
+    # tether sends a refusal made without looking anything up back once (its final-answer
+    # check: the task names P001, which get_product can look up); the refusal comes again
+    again = int(agent.startswith("tether") and not scenario.gold_actions)
+    assert record.steps == len(scenario.gold_actions) + 1 + again
+    asked = [c.asked_tool for c in record.model_calls]
+    assert asked == [True] * len(scenario.gold_actions) + [False] * (1 + again)
     assert record.usage_complete and record.total_tokens > 0
     assert all(c.status == "success" for c in record.tool_calls)
     with worlds.fresh() as world:

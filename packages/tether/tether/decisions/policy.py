@@ -47,14 +47,13 @@ def before_call(
     state: AgentState, settings: AgentSettings, *, prompt_tokens: int, cancelled: str | None
 ) -> Verdict | None:
     """Stop instead of spending: a cancel request, or a prompt that would cross the token
-    budget. With ``cap_answer`` a step also keeps the reserve the last answer's call needs
-    (about this prompt again, and a reply); that last call itself keeps none."""
+    budget. With ``cap_answer`` a step also keeps the reserve the last answer's reply needs
+    (``max_tokens``; its prompt is cut to what is left, :func:`prompt_budget`)."""
     if cancelled is not None:
         return {"status": "cancelled", "reason": f"cancelled: {cancelled}"}
-    usage = state.get("usage")
-    spent = usage["total_tokens"] if usage else 0
+    spent = _spent(state)
     closing = state.get("closing") is not None
-    reserve = prompt_tokens + settings.max_tokens if settings.cap_answer and not closing else 0
+    reserve = settings.max_tokens if settings.cap_answer and not closing else 0
     if spent + prompt_tokens + reserve <= settings.token_budget:
         return None
     kept = f", keeping ~{reserve} for a last answer" if reserve else ""
@@ -66,6 +65,20 @@ def before_call(
         ),
         "cap": True,
     }
+
+
+def prompt_budget(state: AgentState, settings: AgentSettings) -> int:
+    """Tokens the next prompt may fill: the memory budget, and for the last answer's call at
+    a cap, no more than the token budget has left beside its reply."""
+    if state.get("closing") is None:
+        return settings.memory_budget
+    left = settings.token_budget - _spent(state) - settings.max_tokens
+    return max(0, min(settings.memory_budget, left))
+
+
+def _spent(state: AgentState) -> int:
+    usage = state.get("usage")
+    return usage["total_tokens"] if usage else 0
 
 
 # --- a proposed call --------------------------------------------------------------------------

@@ -82,7 +82,7 @@ class Think(Node):
             reasoning=state.get("reasoning_buffer", []),
             results=state.get("tool_buffer", []),
             hints=[*state.get("hints", []), *prepared.protocol.notes(offer)],
-            budget=settings.memory_budget,
+            budget=policy.prompt_budget(state, settings),
             counter=self.deps.counter_for(settings),
             result_chars=small_model.result_cap(settings),
         )
