@@ -30,6 +30,8 @@ from tether_bench.records import Approval, ModelCall, Outcome, RunRecord, ToolCa
 
 ToolListener = Callable[[ToolCall], None]
 _ACTION_LINE = re.compile(r"^\s*Action\s*[:：]", re.MULTILINE)
+_JSON_CALL = re.compile(r'"tool"\s*:\s*"')
+"""A JSON action naming a tool (tether's json_schema protocol): ``{"action": {"tool": ...}}``."""
 
 
 def stopped_clock() -> float:
@@ -190,7 +192,8 @@ def error_usage(error: BaseException) -> tuple[int, int, int]:
 
 
 def _asked_tool(response: LLMResult) -> bool:
-    """The reply tried to call a tool: tool calls (even unparsable ones) or an Action line."""
+    """The reply tried to call a tool: tool calls (even unparsable ones), an Action line, or
+    a JSON action naming a tool."""
     for generations in response.generations:
         for generation in generations:
             message = getattr(generation, "message", None)
@@ -198,7 +201,8 @@ def _asked_tool(response: LLMResult) -> bool:
                 message.tool_calls or message.invalid_tool_calls
             ):
                 return True
-            if _ACTION_LINE.search(generation.text or ""):
+            text = generation.text or ""
+            if _ACTION_LINE.search(text) or _JSON_CALL.search(text):
                 return True
     return False
 

@@ -31,8 +31,8 @@ class ModelCall(BaseModel):
     usage_reported: bool = Field(False, description="The server reported usage for this call.")
     asked_tool: bool = Field(
         False,
-        description="The reply tried to call a tool (a tool call, parsable or not, or an "
-        "Action line).",
+        description="The reply tried to call a tool (a tool call, parsable or not, an Action "
+        "line, or a JSON action naming a tool).",
     )
     error: str | None = None
 

@@ -69,7 +69,7 @@ class AgentSettings(BaseSettings):
         "native: the server's tool_calls (vLLM needs --enable-auto-tool-choice). "
         "Unset: json_schema for the embedded model (the only one SmolLM2 follows) and for a "
         "server at base_url (vLLM and llama.cpp constrain the reply to the schema, so no "
-        "reply is malformed); react for a model passed to build_graph.",
+        "reply is malformed); react for a model passed to build_graph with no base_url.",
     )
 
     small_model: bool | None = Field(

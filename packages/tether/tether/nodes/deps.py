@@ -101,11 +101,12 @@ class Deps:
         if self.model is None:
             return resolved
         # A model passed in is not the embedded one, whatever base_url says: the profile stays
-        # off and the protocol is a server's unless asked for.
+        # off. With no base_url nothing says what it supports, so the protocol is react
+        # unless asked for; with one, it is a server's (json_schema).
         server: dict[str, Any] = {}
         if resolved.small_model is None:
             server["small_model"] = False
-        if resolved.protocol is None:
+        if resolved.protocol is None and resolved.base_url is None:
             server["protocol"] = "react"
         return resolved.with_overrides(server)
 
