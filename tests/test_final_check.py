@@ -343,3 +343,21 @@ def test_a_note_holds_only_tethers_words_tool_names_and_safe_values(
             continue
         assert SAFE_VALUE.fullmatch(word), (word, note)
         assert word in own, (word, note)  # a value of the answer's own, never a result's text
+
+
+@tool
+def calculate(expression: str) -> str:
+    """Calculate an arithmetic expression exactly."""
+    return expression
+
+
+def test_an_answer_that_states_nothing_before_any_lookup_is_sent_back_with_a_tool() -> None:
+    tools = [query_order, calculate]
+    task, done = "Calculate 1234.50 * 1.88.", "Done, the request has been handled."
+    assert check_final(task, done, None, tools) == NOTES["lookup"].format(tool="calculate")
+    assert check_final("What is 1234.50 * 1.88?", done, None, tools) is None  # no tool matches
+    # one that states a value is judged on it instead: 2320.86 is nobody's number here
+    stated = check_final(task, "It is 2320.86.", None, tools)
+    assert stated and "calculate" not in stated and "2320.86" in stated
+    # nothing in the task a tool could take: the empty answer is taken
+    assert check_final("Say hello to a new customer.", "Hello and welcome!", None, tools) is None

@@ -5,6 +5,9 @@ A final answer is sent back when
 (a) no tool has succeeded in the run, and the task names something a read tool can look up:
     its own values fill that tool's required arguments (an id that matches an argument's
     pattern, or any id for an argument named ``id`` or ``*_id`` that has none);
+    For an answer that states nothing at all ("Done."), any read tool with arguments will
+    do when the task holds a value (a token with a digit, or an email): the best match for
+    the task is named.
 (b) it states an id, number or status that neither the task nor a connected successful
     result holds (:func:`tether.decisions.grounding.unbacked`, the judge's own rule). With
     the default vocabulary, which knows no world, two things are left to a vocabulary
@@ -50,6 +53,7 @@ from tether.decisions.grounding import (
     Call,
     Evidence,
     Grounds,
+    Stated,
     Unbacked,
     Vocabulary,
     empty_grounds,
@@ -103,9 +107,10 @@ def check_final(
     held = grounds or empty_grounds()
     words = vocabulary or status_vocabulary(tools, held)
     notes = []
-    if not held["tools"] and (tool := lookup_tool(task, tools, held)):
+    stated = stated_in(answer, words)
+    if not held["tools"] and (tool := lookup_tool(task, tools, held, says_nothing(stated))):
         notes.append(NOTES["lookup"].format(tool=tool))
-    missing = unbacked(stated_in(answer, words), Evidence(task, held), words)
+    missing = unbacked(stated, Evidence(task, held), words)
     if vocabulary is None:  # see the module docstring, (b)
         changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
         statuses = (
@@ -143,22 +148,30 @@ def shown(missing: Unbacked) -> str:
 # --- (a) a lookup the task asks for -----------------------------------------------------------
 
 
-def lookup_tool(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> str | None:
+def lookup_tool(
+    task: str, tools: Sequence[BaseTool], grounds: Grounds, empty: bool = False
+) -> str | None:
     """The untried read tool whose required arguments the task's own values fill (the best
-    match for the task among them), or None."""
+    match for the task among them), or None. For an ``empty`` answer (it states nothing: no
+    id, number or status) an untried read tool that takes arguments and matches the task's
+    words will do, when the task holds a value one could take (a token with a digit, or an
+    email)."""
     values, has_ids = task_values(task), bool(ids_in(task))
-    fits = {
-        tool.name
-        for tool in tools
-        if not has_side_effects(tool)
-        and tool.name not in grounds["tried"]
-        and looks_up(tool, values, has_ids)
-    }
-    if not fits:
-        return None
+    loose = empty and any(any(c.isdigit() for c in v) or "@" in v for v in values)
     scores = bm25_scores([terms(tool_text(tool)) for tool in tools], terms(task))
     ranked = sorted(zip(scores, range(len(tools)), strict=True), key=lambda s: (-s[0], s[1]))
-    return next(tools[i].name for _, i in ranked if tools[i].name in fits)
+    for score, i in ranked:
+        tool = tools[i]
+        if has_side_effects(tool) or tool.name in grounds["tried"]:
+            continue
+        if looks_up(tool, values, has_ids) or (loose and score > 0 and requirements(tool)):
+            return tool.name
+    return None
+
+
+def says_nothing(stated: Stated) -> bool:
+    """The answer states no id, number or status ("Done, the request has been handled.")."""
+    return not (stated.ids or stated.numbers or stated.statuses)
 
 
 def looks_up(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
