@@ -57,7 +57,7 @@ def lookup_order(order_id: str) -> dict[str, Any]:
 def pay_order(order_id: str) -> dict[str, Any]:
     """Pay an order."""
     runs["pay_order"] += 1
-    if runs["pay_order"] == 1 and order_id == "ORD-TIMEOUT":
+    if order_id == "ORD-DOWN" or (runs["pay_order"] == 1 and order_id == "ORD-TIMEOUT"):
         raise TimeoutError("the payment service did not answer")
     return {"payment_id": "PAY-1", "order_id": order_id, "status": "paid"}
 
@@ -369,6 +369,29 @@ def test_with_tool_retry_reads_are_retried_and_writes_never_blind(mode: str) -> 
     assert out["messages"][-1].text == "Paid."
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_an_answer_before_a_write_is_settled_waits_for_its_replay(mode: str) -> None:
+    replies = [call("pay_order", 1, order_id="ORD-TIMEOUT"), "Paid, I think.", "Paid: PAY-1."]
+    agent, model = agent_with(replies, [pay_order], tether_middleware())
+    out = run(agent, ask("Pay order ORD-TIMEOUT"), mode)
+    assert runs["pay_order"] == 2  # the timeout, then tether's replay with the same arguments
+    replay = out["messages"][4]
+    assert isinstance(replay, AIMessage) and replay.tool_calls[0]["args"] == {
+        "order_id": "ORD-TIMEOUT"
+    }
+    assert "PAY-1" in out["messages"][5].text and len(model.calls) == 3
+    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") is None
+
+
+def test_a_replay_that_leaves_the_outcome_unknown_fails_the_run() -> None:
+    replies = [call("pay_order", 1, order_id="ORD-DOWN"), "Paid.", "Paid, surely."]
+    agent, _ = agent_with(replies, [pay_order], tether_middleware())
+    out = agent.invoke(ask("Pay order ORD-DOWN"))
+    assert runs["pay_order"] == 2 and out["tether_status"] == "failed"
+    assert out["tether_reason"].startswith("a final answer came before the outcome was settled")
+    assert "the outcome of pay_order" in out["tether_reason"]
+
+
 # --- one implementation ----------------------------------------------------------------------
 def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyPatch) -> None:
     """Changing a decision function of the core changes the middleware's behaviour."""
@@ -402,7 +425,12 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
 
     uses = {
         budget: ["policy.before_call"],
-        repeat: ["policy.gate", "stops.recall_hint", "side_effects.unresolved_after"],
+        repeat: [
+            "policy.gate",
+            "stops.recall_hint",
+            "side_effects.unresolved_after",
+            "side_effects.must_resolve_first",
+        ],
         steps: ["stops.breaker", "stops.switch_hint", "stops.temperature_for"],
         final: ["final_check.check_final", "final_check.record_result"],
     }

@@ -8,6 +8,7 @@ one whose outcome is unknown stays open until a replay with the same arguments s
 from __future__ import annotations
 
 import json
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -21,7 +22,7 @@ from langchain.agents.middleware.types import (
     ResponseT,
     hook_config,
 )
-from langchain_core.messages import ToolMessage
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.runtime import Runtime
@@ -31,6 +32,7 @@ from tether.decisions import notes, policy, side_effects, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
 from tether.middleware.common import (
     MARK,
+    NOTE_ID,
     TetherState,
     act_on_stop,
     as_settings,
@@ -51,6 +53,7 @@ from tether.state import (
     Proposal,
     StepRecord,
     ToolResult,
+    Verdict,
     call_key,
     record_calls,
 )
@@ -73,6 +76,8 @@ class RepeatGuardState(TetherState[ResponseT]):
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
     tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
+    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr, latest]]
+    """The run replayed that write itself, before an answer (once per run)."""
 
 
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]):
@@ -85,9 +90,10 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
     Place it after (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes
     back from here as an error result, so the retry middleware retries reads only.
 
-    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``wrap_model_call``
-    (counts the run's steps), ``wrap_tool_call``. State: the run's calls and the write of
-    unknown outcome (private). Settings: ``repeat_notes``, ``repeat_limit``.
+    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``after_model`` (can
+    jump to the tools, for the replay), ``wrap_model_call`` (counts the run's steps),
+    ``wrap_tool_call``. State: the run's calls, the write of unknown outcome and whether it
+    was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``.
     """
 
     state_schema = RepeatGuardState  # type: ignore[assignment]
@@ -97,7 +103,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         self.settings = as_settings(settings)
 
     def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return {**new_run(), "tether_calls": Overwrite({}), "tether_unresolved": None}
+        return {
+            **new_run(),
+            "tether_calls": Overwrite({}),
+            "tether_unresolved": None,
+            "tether_resolving": False,
+        }
 
     async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
         return self.before_agent(state, runtime)
@@ -109,6 +120,32 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
     @hook_config(can_jump_to=["end"])
     async def abefore_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
         return self.before_model(state, runtime)
+
+    @hook_config(can_jump_to=["tools"])
+    def after_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """An answer while a write's outcome is unknown: the write is replayed first, with
+        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), and
+        the model answers again once it is settled; if the replay left it unknown, the
+        answer stands and the run fails, saying so."""
+        messages = state.get("messages") or []
+        reply = messages[-1] if messages else None
+        unresolved: Proposal | None = state.get("tether_unresolved")
+        if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
+            return None
+        if state.get("tether_status"):
+            return None
+        answered: Verdict = {"status": "completed", "reason": "a final answer"}
+        if side_effects.must_resolve_first(
+            answered, unresolved, bool(state.get("tether_resolving"))
+        ):
+            return {"messages": [_replay(unresolved)], "tether_resolving": True, "jump_to": "tools"}
+        verdict = side_effects.settled_verdict(answered, unresolved)
+        reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
+        return {"tether_status": verdict["status"], "tether_reason": reason}
+
+    @hook_config(can_jump_to=["tools"])
+    async def aafter_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
 
     def wrap_model_call(
         self,
@@ -225,6 +262,18 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
 def _view(state: Any) -> Any:
     """The part of the loop's state the gate reads, from this middleware's fields."""
     return {"calls": state.get("tether_calls") or {}, "unresolved": state.get("tether_unresolved")}
+
+
+def _replay(unresolved: Proposal) -> AIMessage:
+    """The call that settles a write of unknown outcome: the same tool and arguments."""
+    key = uuid.uuid4().hex
+    call: ToolCall = {
+        "name": unresolved.get("tool", ""),
+        "args": dict(unresolved.get("arguments", {})),
+        "id": f"tether-replay-{key}",
+        "type": "tool_call",
+    }
+    return AIMessage("", tool_calls=[call], id=f"{NOTE_ID}replay-{key}")
 
 
 def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
