@@ -21,7 +21,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
-from tether import AgentSettings, tool
+from tether import AgentSettings, ScriptExhaustedError, tool
 from tether.decisions import final_check, policy, stops
 from tether.decisions.policy import GateDecision
 from tether.middleware import (
@@ -390,6 +390,22 @@ def test_a_replay_that_leaves_the_outcome_unknown_fails_the_run() -> None:
     assert runs["pay_order"] == 2 and out["tether_status"] == "failed"
     assert out["tether_reason"].startswith("a final answer came before the outcome was settled")
     assert "the outcome of pay_order" in out["tether_reason"]
+
+
+def test_a_run_resumed_after_a_crash_keeps_its_record_and_pays_once() -> None:
+    """The middleware's fields are checkpointed: a run that died between steps and resumes
+    from its checkpoint still knows the payment went through."""
+    model = ScriptedChatModel(responses=[call("pay_order", 1, order_id="ORD-2024-001")])
+    agent = create_agent(
+        model, tools=[pay_order], middleware=tether_middleware(), checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": "crash"}}
+    with pytest.raises(ScriptExhaustedError):  # the model's second call dies
+        agent.invoke(ask("Pay order ORD-2024-001"), config)
+    model.responses += [call("pay_order", 2, order_id="ORD-2024-001"), "Paid: PAY-1."]
+    out = agent.invoke(None, config)
+    assert runs["pay_order"] == 1 and "already called" in out["messages"][-2].text
+    assert out["messages"][-1].text == "Paid: PAY-1."
 
 
 # --- one implementation ----------------------------------------------------------------------
