@@ -32,6 +32,7 @@ HEAVY = (
     "tether_bench",
     "tether_world",
     "tether_cli",
+    "langchain.agents",
 )
 
 
@@ -77,6 +78,10 @@ MISSING = {
     "sqlite": (
         "langgraph.checkpoint.sqlite",
         "from tether.control import open_run_store; open_run_store('x.sqlite')",
+    ),
+    "middleware": (
+        "langchain",
+        "import tether.middleware",
     ),
     "postgres": (
         "psycopg",

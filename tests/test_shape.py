@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 8600
+MAX_CORE_LINES = 10000
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -33,8 +33,11 @@ and one small module of store I/O). The steer-before-stopping round added about 
 notes before a stop and the answer at a cap (decisions/notes.py, stops.py), the parser's
 repairs of replies with one reading, and the judge's grounding moved into the core so the
 loop's final-answer check and the benchmark's judge share one implementation (with the
-pure check itself, decisions/final_check.py, about 680 lines together). The cap stays, so
-further growth is argued for here."""
+pure check itself, decisions/final_check.py, about 680 lines together). The create_agent
+middleware round added about 1,300 (tether/middleware/, behind the middleware extra), since
+its hooks turn LangChain's requests, tool calls and state into the loop's records and ask the
+same decision functions rather than copying any. The cap stays, so further growth is argued
+for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once
@@ -235,6 +238,19 @@ def test_the_packages_import_only_what_they_are_built_on() -> None:
     edges = package_imports()
     assert all(edges[name] <= allowed for name, allowed in ALLOWED_PACKAGE_IMPORTS.items())
     list(graphlib.TopologicalSorter(edges).static_order())  # raises CycleError on a cycle
+
+
+def test_only_the_middleware_imports_langchain() -> None:
+    """LangChain v1 (``langchain``, not ``langchain_core``) is the middleware extra's: no
+    other part of the core may need it."""
+    offenders = [
+        f"{path}: {module}"
+        for path, tree in parsed(CORE).items()
+        if not path.startswith("tether/middleware/")
+        for module, _ in imports(path, tree)
+        if module.split(".")[0] == "langchain"
+    ]
+    assert offenders == []
 
 
 def test_the_state_module_is_a_leaf() -> None:

@@ -39,6 +39,7 @@ PUBLIC_MODULES = (
     "tether.extras",
     "tether.llm",
     "tether.memory",
+    "tether.middleware",
     "tether.testing",
     "tether.tools",
 )

@@ -1,0 +1,80 @@
+"""tether's controls as LangChain v1 middleware, for agents built with ``create_agent``.
+
+Each middleware runs the loop's own decision functions (:mod:`tether.decisions`): the token
+budget checked before the call, the repeat guard, the circuit breaker and its note, calm
+temperature, the final-answer check, and writes that are never run twice or retried blind.
+Needs the ``middleware`` extra (``pip install 'tether[middleware]'``). See
+docs/middleware.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from tether.extras import require
+
+require("middleware", "tether's middleware for create_agent", "langchain")
+
+from langchain.agents.middleware import AgentMiddleware  # noqa: E402
+from langchain_core.tools import BaseTool  # noqa: E402
+
+from tether.memory.tokens import TokenCounter  # noqa: E402
+from tether.middleware.budget import TokenBudgetMiddleware  # noqa: E402
+from tether.middleware.common import TetherState  # noqa: E402
+from tether.middleware.final import FinalAnswerCheckMiddleware  # noqa: E402
+from tether.middleware.repeat import RepeatGuardMiddleware  # noqa: E402
+from tether.middleware.stats import ToolStatsMiddleware  # noqa: E402
+from tether.middleware.steps import (  # noqa: E402
+    CalmTemperatureMiddleware,
+    CircuitBreakerMiddleware,
+)
+from tether.settings import AgentSettings  # noqa: E402
+
+__all__ = [
+    "CalmTemperatureMiddleware",
+    "CircuitBreakerMiddleware",
+    "FinalAnswerCheckMiddleware",
+    "RepeatGuardMiddleware",
+    "TetherState",
+    "TokenBudgetMiddleware",
+    "ToolStatsMiddleware",
+    "tether_middleware",
+]
+
+
+def tether_middleware(
+    settings: AgentSettings | None = None,
+    *,
+    tools: Sequence[BaseTool] | None = None,
+    counter: TokenCounter | None = None,
+    retries: Sequence[AgentMiddleware[Any, Any, Any]] = (),
+) -> list[AgentMiddleware[Any, Any, Any]]:
+    """Every tether middleware, in the order they compose (the first is the outermost):
+
+    1. :class:`CircuitBreakerMiddleware`, 2. :class:`CalmTemperatureMiddleware`,
+    3. :class:`FinalAnswerCheckMiddleware`, 4. :class:`ToolStatsMiddleware`: outside any
+       retry, so a call retried in place is one step and its exhausted retries one failure;
+    5. :class:`TokenBudgetMiddleware`: inside the model-call wrappers that add notes or set
+       the temperature, so it counts the request as sent;
+    6. ``retries``: LangChain's ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``), placed
+       here so that
+    7. :class:`RepeatGuardMiddleware`, innermost, answers a write's failure with a result
+       before any retry sees it: a write is never retried blind.
+
+    ``settings``: tether's :class:`~tether.AgentSettings` (the defaults when unset); ``tools``:
+    the agent's tools, for the final-answer check (else it learns them from the requests);
+    ``counter``: the budget's token counter (tiktoken offline by default). LangChain's
+    ``HumanInTheLoopMiddleware`` goes before all of these, so the calls tether sees are the
+    ones the operator approved or edited.
+    """
+    settings = settings if settings is not None else AgentSettings()
+    return [
+        CircuitBreakerMiddleware(settings),
+        CalmTemperatureMiddleware(settings),
+        FinalAnswerCheckMiddleware(settings, tools=tools),
+        ToolStatsMiddleware(),
+        TokenBudgetMiddleware(settings, counter=counter),
+        *retries,
+        RepeatGuardMiddleware(settings),
+    ]

@@ -1,0 +1,229 @@
+"""What tether's middleware share: the state they keep, how a run's step is read, and how a
+run ends.
+
+Every field is kept by a checkpoint, so a run resumed after an interrupt (or restarted after
+a crash) still has it; ``before_agent`` resets a run's fields when a new run starts on the
+thread (a resume continues its run and keeps them). ``tether_status`` and ``tether_reason``
+are in the agent's output; every other field is private (in neither its input nor its output
+schema). Fields several middleware write in one step have a reducer, since LangGraph takes
+one plain value per field and step.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import (
+    AgentState,
+    ModelRequest,
+    OmitFromInput,
+    PrivateStateAttr,
+    ResponseT,
+)
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.types import Command
+
+from tether.decisions import policy
+from tether.llm.parsing import call_fingerprint
+from tether.settings import AgentSettings
+from tether.state import STATUSES, TOOL_ERROR_TYPES, Proposal, StepRecord, ToolResult, Verdict
+from tether.tools.envelope import LOOP_ORIGIN
+
+NOTE_ID = "tether-note-"
+"""Ids of the messages tether adds to a model request (never to the state, but for the
+final-answer check's note): ``tether-note-cap`` asks for the last answer."""
+CAP_NOTE = f"{NOTE_ID}cap"
+STOP_ID = f"{NOTE_ID}stop-"
+"""Ids of the run's last message when tether ends it without an answer."""
+MARK = "tether"
+"""``additional_kwargs`` key of a ToolMessage tether wrote instead of running the call: the
+gate's decision (``recall``, ``repeat``, ``refuse``), so every middleware reads the step as
+the loop would."""
+
+
+def latest(current: Any, new: Any) -> Any:
+    """Reducer: the newest value (several middleware may write the same value in one step)."""
+    return new
+
+
+def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:
+    """Reducer for a pending stop: the first verdict holds (parallel tool calls may each
+    bring one); None clears it."""
+    return current if current is not None and new is not None else new
+
+
+class TetherState(AgentState[ResponseT]):
+    """The fields every tether middleware keeps."""
+
+    tether_status: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    """Set when tether ended the run: a status of :data:`tether.STATUSES`."""
+    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    """Why, in tether's words (numbers and the names of the calls involved)."""
+    tether_step: NotRequired[Annotated[int, PrivateStateAttr, latest]]
+    """Model calls made in this run (the loop's steps)."""
+    tether_stop: NotRequired[Annotated[Verdict | None, PrivateStateAttr, first_stop]]
+    """A stop decided while the tools ran, acted on before the next model call."""
+    tether_closing: NotRequired[Annotated[Verdict | None, PrivateStateAttr, latest]]
+    """A cap was reached: the next model call, with no tools, asks for the last answer."""
+
+
+def new_run() -> dict[str, Any]:
+    """The shared fields at the start of a run."""
+    return {
+        "tether_status": None,
+        "tether_reason": None,
+        "tether_step": 0,
+        "tether_stop": None,
+        "tether_closing": None,
+    }
+
+
+def step_of(state: Any) -> int:
+    """The step (model call) of this run that proposed the calls now running."""
+    return int(state.get("tether_step") or 0)
+
+
+def counted(request: ModelRequest[Any]) -> dict[str, Any]:
+    """The update that counts a model call (every middleware writes the same number)."""
+    return {"tether_step": step_of(request.state) + 1}
+
+
+def as_settings(settings: AgentSettings | None) -> AgentSettings:
+    return settings if settings is not None else AgentSettings()
+
+
+# --- notes on a model request -----------------------------------------------------------------
+
+
+def with_note(request: ModelRequest[Any], text: str, name: str) -> ModelRequest[Any]:
+    """The request with tether's note as a user message at the end (before the cap's note,
+    when the request asks for the last answer). The state does not keep it: like the loop's
+    notes, it is for this call only."""
+    note = HumanMessage(text, id=f"{NOTE_ID}{name}")
+    messages = list(request.messages)
+    at = next((i for i, m in enumerate(messages) if m.id == CAP_NOTE), len(messages))
+    return request.override(messages=[*messages[:at], note, *messages[at:]])
+
+
+# --- ending a run -----------------------------------------------------------------------------
+
+
+def stop_message(status: str) -> AIMessage:
+    """The run's last message when tether ends it without an answer: tether's words only (the
+    reason, which may name a tool's error, stays in ``tether_reason``)."""
+    info = STATUSES.get(status)
+    meaning = info.meaning if info else "stopped"
+    return AIMessage(f"The run ended ({status}): {meaning}.", id=f"{STOP_ID}{uuid.uuid4()}")
+
+
+def ended(verdict: Verdict) -> dict[str, Any]:
+    """A before_model hook's update that ends the run on ``verdict``."""
+    return {
+        "jump_to": "end",
+        "messages": [stop_message(verdict["status"])],
+        "tether_status": verdict["status"],
+        "tether_reason": verdict["reason"],
+    }
+
+
+def act_on_stop(
+    state: Any, verdict: Verdict | None, settings: AgentSettings
+) -> dict[str, Any] | None:
+    """What a before_model hook does with a stop: at a cap, with ``cap_answer``, make the next
+    model call the last one (no tools, a note asking for the answer); else end the run."""
+    if verdict is None or state.get("tether_closing") is not None:
+        return None
+    if verdict.get("cap") and settings.cap_answer:
+        return {"tether_closing": verdict}
+    return ended(verdict)
+
+
+# --- a tool call and its outcome --------------------------------------------------------------
+
+
+def proposal_of(request: ToolCallRequest) -> Proposal:
+    """The call as the loop's decisions see it: tool, arguments and fingerprint."""
+    call = request.tool_call
+    name, arguments = call["name"], dict(call.get("args") or {})
+    return {
+        "kind": "action",
+        "thought": "",
+        "tool": name,
+        "arguments": arguments,
+        "fingerprint": call_fingerprint(request.tool, name, arguments),
+    }
+
+
+def tool_message(result: ToolMessage | Command[Any], call_id: str | None) -> ToolMessage | None:
+    """The ToolMessage a tool call's handler answered with (inside a Command, too)."""
+    if isinstance(result, ToolMessage):
+        return result
+    update = result.update if isinstance(result.update, dict) else {}
+    messages = update.get("messages", [])
+    for message in messages if isinstance(messages, list) else []:
+        if isinstance(message, ToolMessage) and message.tool_call_id == call_id:
+            return message
+    return None
+
+
+def tool_result(message: ToolMessage | None, tool: BaseTool | None) -> ToolResult:
+    """The call's outcome as the loop records it. A result tether wrote is the gate's; a
+    tool's text shaped like a tether envelope (a tool of a tether registry) is read as one,
+    though it may only claim a tool's own kinds of failure; else an error status fails the
+    call (an unknown tool when no tool of that name is registered)."""
+    if message is None:
+        return {"status": "error", "message": "", "meta": {"error_type": "tool_error"}}
+    mark = message.additional_kwargs.get(MARK)
+    if mark in ("recall", "repeat", "refuse"):
+        meta = {"error_type": "refused" if mark == "refuse" else mark, "origin": LOOP_ORIGIN}
+        return {"status": "error", "message": "", "meta": meta}
+    data = _data(message.text)
+    if isinstance(data, dict) and data.get("status") in ("success", "error") and "meta" in data:
+        if data["status"] == "success":
+            return {"status": "success", "data": data.get("data"), "meta": {}}
+        kind = data["meta"].get("error_type") if isinstance(data["meta"], dict) else None
+        kind = kind if kind in TOOL_ERROR_TYPES else "tool_error"
+        return {
+            "status": "error",
+            "message": str(data.get("message", "")),
+            "meta": {"error_type": kind},
+        }
+    if message.status == "error":
+        kind = "unknown_tool" if tool is None else "tool_error"
+        return {"status": "error", "message": message.text, "meta": {"error_type": kind}}
+    return {"status": "success", "data": data, "meta": {}}
+
+
+def step_record(
+    request: ToolCallRequest, result: ToolResult, settings: AgentSettings
+) -> StepRecord:
+    """The step the call makes, as :func:`tether.decisions.policy.classify` judges it (a
+    call tether answered itself is the gate's recall, repeat or refusal)."""
+    proposal = proposal_of(request)
+    kind = result["meta"].get("error_type")
+    if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
+        proposal["gate"] = kind
+    return policy.classify(step_of(request.state), proposal, result, None, settings)
+
+
+def with_update(
+    result: ToolMessage | Command[Any], call_id: str | None, update: dict[str, Any]
+) -> ToolMessage | Command[Any]:
+    """The handler's answer with ``update`` written beside it (into its Command, when an
+    inner middleware answered with one; ``update``'s fields are this middleware's own)."""
+    if isinstance(result, ToolMessage):
+        return Command(update={"messages": [result], **update})
+    if isinstance(result.update, dict) and not result.goto and tool_message(result, call_id):
+        return Command(update={**result.update, **update}, graph=result.graph)
+    return result  # an answer tether cannot read: passed on as it is
+
+
+def _data(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text

@@ -1,0 +1,304 @@
+"""The repeat guard: a call that already succeeded in the run is answered from its record with
+a note, not run again; proposed again after ``repeat_notes`` notes, the run ends
+``no_progress``. A write is never run again once it succeeded, and never retried blind: its
+failure comes back as a result (so a retry middleware outside this one never sees it), and
+one whose outcome is unknown stays open until a replay with the same arguments settles it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ContextT,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    PrivateStateAttr,
+    ResponseT,
+    hook_config,
+)
+from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langgraph.errors import GraphBubbleUp
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Overwrite
+
+from tether.decisions import notes, policy, side_effects, stops
+from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
+from tether.middleware.common import (
+    MARK,
+    NOTE_ID,
+    TetherState,
+    act_on_stop,
+    as_settings,
+    counted,
+    latest,
+    new_run,
+    proposal_of,
+    step_of,
+    step_record,
+    tool_message,
+    tool_result,
+    with_update,
+)
+from tether.settings import AgentSettings
+from tether.state import (
+    CallEvent,
+    CallRecord,
+    Proposal,
+    StepRecord,
+    ToolResult,
+    Verdict,
+    call_key,
+    record_calls,
+)
+from tether.tools.envelope import error_envelope
+from tether.tools.failures import describe, is_transient
+from tether.tools.marks import has_side_effects
+
+ToolResponse = ToolMessage | Command[Any]
+ToolHandler = Callable[[ToolCallRequest], ToolResponse]
+AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
+
+UNKNOWN_OUTCOME = (
+    " Its outcome is unknown: it may have taken effect before it failed. It was not retried; "
+    "calling it again with the same arguments settles it."
+)
+
+
+class RepeatGuardState(TetherState[ResponseT]):
+    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, record_calls]]
+    """Each distinct call of the run: runs, last outcomes, what a success returned."""
+    tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
+    """A write whose outcome is unknown (it failed transiently)."""
+    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr, latest]]
+    """The run replayed that write itself, before an answer (once per run)."""
+
+
+class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]):
+    """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
+    arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is
+    answered with the recall note (what it returned, as plain tokens only), a call that
+    failed on its last two runs is refused, and a repeat after ``repeat_notes`` notes ends
+    the run ``no_progress`` before the next model call.
+
+    Place it after (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes
+    back from here as an error result, so the retry middleware retries reads only.
+
+    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``after_model`` (can
+    jump to the tools, for the replay), ``wrap_model_call`` (counts the run's steps),
+    ``wrap_tool_call``. State: the run's calls, the write of unknown outcome and whether it
+    was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``.
+    """
+
+    state_schema = RepeatGuardState  # type: ignore[assignment]
+
+    def __init__(self, settings: AgentSettings | None = None) -> None:
+        super().__init__()
+        self.settings = as_settings(settings)
+
+    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return {
+            **new_run(),
+            "tether_calls": Overwrite({}),
+            "tether_unresolved": None,
+            "tether_resolving": False,
+        }
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return act_on_stop(state, state.get("tether_stop"), self.settings)
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    @hook_config(can_jump_to=["tools"])
+    def after_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        """An answer while a write's outcome is unknown: the write is replayed first, with
+        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), and
+        the model answers again once it is settled; if the replay left it unknown, the
+        answer stands and the run fails, saying so."""
+        messages = state.get("messages") or []
+        reply = messages[-1] if messages else None
+        unresolved: Proposal | None = state.get("tether_unresolved")
+        if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
+            return None
+        if state.get("tether_status"):
+            return None
+        answered: Verdict = {"status": "completed", "reason": "a final answer"}
+        if side_effects.must_resolve_first(
+            answered, unresolved, bool(state.get("tether_resolving"))
+        ):
+            return {"messages": [_replay(unresolved)], "tether_resolving": True, "jump_to": "tools"}
+        verdict = side_effects.settled_verdict(answered, unresolved)
+        reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
+        return {"tether_status": verdict["status"], "tether_reason": reason}
+
+    @hook_config(can_jump_to=["tools"])
+    async def aafter_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.after_model(state, runtime)
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
+    ) -> ExtendedModelResponse[Any]:
+        return ExtendedModelResponse(handler(request), Command(update=counted(request)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
+    ) -> ExtendedModelResponse[Any]:
+        return ExtendedModelResponse(await handler(request), Command(update=counted(request)))
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
+        answer = self._answer(request)
+        if answer is not None:
+            return answer
+        try:
+            result = handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            result = self._failed_write(request, exc)
+        return self._ran(request, result)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: AsyncToolHandler
+    ) -> ToolResponse:
+        answer = self._answer(request)
+        if answer is not None:
+            return answer
+        try:
+            result = await handler(request)
+        except GraphBubbleUp:
+            raise
+        except Exception as exc:
+            result = self._failed_write(request, exc)
+        return self._ran(request, result)
+
+    # --- before the call: the gate --------------------------------------------------------
+
+    def decide(self, request: ToolCallRequest) -> GateDecision:
+        """The gate's decision on the call. Approval is the business of LangChain's
+        HumanInTheLoopMiddleware, so ``approve`` runs; a write that already succeeded is
+        answered from its record whatever the settings."""
+        view, proposal = _view(request.state), proposal_of(request)
+        decided = policy.gate(view, proposal, request.tool, self.settings)
+        if decided.gate not in ("run", "approve"):
+            return decided
+        record = view["calls"].get(call_key(proposal["fingerprint"]))
+        written = request.tool is not None and has_side_effects(request.tool)
+        if written and record is not None and record["outcomes"][-1:] == ["success"]:
+            return GateDecision("recall")
+        return GateDecision("run")
+
+    def _answer(self, request: ToolCallRequest) -> ToolResponse | None:
+        """The answer to a call that is not run, with its state update; None to run it."""
+        decided = self.decide(request)
+        if decided.gate == "run":
+            return None
+        proposal = proposal_of(request)
+        if decided.gate == "refuse":
+            why = decided.reason or "failed on its last two runs"
+            text = (
+                f"Refused: {proposal['tool']} with these exact arguments {why}; it was not run "
+                "this time. Use another tool, or change the arguments."
+            )
+            return _answered(request, text, "refuse", {})
+        view, step = _view(request.state), step_of(request.state)
+        gated: Proposal = {**proposal, "gate": decided.gate}
+        record = policy.classify(step, gated, None, None, self.settings)
+        if decided.gate == "recall":
+            note = stops.recall_hint(view, record, self.settings)
+            events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
+            return _answered(request, note, "recall", {"tether_calls": events})
+        verdict = stops.after_step(view, [record], 0, self.settings)
+        text = f"{proposal['tool']} was not run: it was proposed again after the note."
+        return _answered(request, text, "repeat", {"tether_stop": verdict})
+
+    # --- after the call: its record -------------------------------------------------------
+
+    def _failed_write(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
+        """A write's exception as its result (a read's propagates, for a retry middleware):
+        a transient one leaves the outcome unknown."""
+        if request.tool is None or not has_side_effects(request.tool):
+            raise exc
+        transient = is_transient(exc)
+        message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
+        result = error_envelope(message, error_type="transient" if transient else "tool_error")
+        return ToolMessage(
+            content=_dump(result),
+            tool_call_id=request.tool_call["id"],
+            name=request.tool_call["name"],
+            status="error",
+        )
+
+    def _ran(self, request: ToolCallRequest, result: ToolResponse) -> ToolResponse:
+        """The answer, with the call's record: it ran, how it fared, what a success returned
+        (plain tokens only), and the write whose outcome it leaves unknown or settles."""
+        call_id = request.tool_call["id"]
+        outcome = tool_result(tool_message(result, call_id), request.tool)
+        record = step_record(request, outcome, self.settings)
+        update: dict[str, Any] = {"tether_calls": _events(record, outcome)}
+        view, proposal = _view(request.state), proposal_of(request)
+        writes = request.tool is not None and has_side_effects(request.tool)
+        unresolved = side_effects.unresolved_after(view, proposal, record, writes)
+        if unresolved != view.get("unresolved"):
+            update["tether_unresolved"] = unresolved
+        return with_update(result, call_id, update)
+
+
+def _view(state: Any) -> Any:
+    """The part of the loop's state the gate reads, from this middleware's fields."""
+    return {"calls": state.get("tether_calls") or {}, "unresolved": state.get("tether_unresolved")}
+
+
+def _replay(unresolved: Proposal) -> AIMessage:
+    """The call that settles a write of unknown outcome: the same tool and arguments."""
+    key = uuid.uuid4().hex
+    call: ToolCall = {
+        "name": unresolved.get("tool", ""),
+        "args": dict(unresolved.get("arguments", {})),
+        "id": f"tether-replay-{key}",
+        "type": "tool_call",
+    }
+    return AIMessage("", tool_calls=[call], id=f"{NOTE_ID}replay-{key}")
+
+
+def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
+    key = call_key(record["fingerprint"] or "")
+    events: list[CallEvent] = [{"key": key, "ran": True}]
+    if record["kind"] not in NOT_AN_OUTCOME:
+        event: CallEvent = {"key": key, "outcome": record["kind"]}
+        if record["kind"] == "success":
+            event |= {"step": record["step"], "known": notes.plain_values(outcome.get("data"))}
+        events.append(event)
+    return events
+
+
+def _answered(
+    request: ToolCallRequest, text: str, gate: str, update: dict[str, Any]
+) -> ToolResponse:
+    message = ToolMessage(
+        content=text,
+        tool_call_id=request.tool_call["id"],
+        name=request.tool_call["name"],
+        status="success" if gate == "recall" else "error",
+        additional_kwargs={MARK: gate},
+    )
+    return Command(update={"messages": [message], **update}) if update else message
+
+
+def _dump(result: ToolResult) -> str:
+    return json.dumps(result, ensure_ascii=False, default=str)

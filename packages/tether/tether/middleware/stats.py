@@ -1,0 +1,86 @@
+"""Per-tool statistics of a run, in the agent's output."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable, Callable
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    AgentState,
+    ContextT,
+    OmitFromInput,
+    ResponseT,
+)
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command, Overwrite
+
+from tether.middleware.common import MARK, tool_message, tool_result, with_update
+from tether.tools.stats import ToolStats
+
+ToolResponse = ToolMessage | Command[Any]
+
+
+def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """Reducer: the run's stats with one more call of ``call["tool"]``
+    (:meth:`tether.tools.ToolStats.record`; no error text is kept)."""
+    stats = dict(current or {})
+    kept = ToolStats(**stats.get(call["tool"], {}))
+    kept.record(call["ok"], call["latency_s"], None)
+    stats[call["tool"]] = dataclasses.asdict(kept)
+    return stats
+
+
+class ToolStatsState(AgentState[ResponseT]):
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], OmitFromInput, add_call]]
+    """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
+    ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
+
+
+class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]):
+    """Counts each tool's calls, successes and failures in the run, and times them. A call
+    answered from its record or refused by tether is not counted (it did not run); a call
+    whose exception propagates is not either (place a retry or error middleware inside
+    this one, as in :func:`tether.middleware.tether_middleware`).
+
+    Hooks: ``before_agent``, ``wrap_tool_call``. State: ``tether_tool_stats`` (in the
+    output).
+    """
+
+    state_schema = ToolStatsState  # type: ignore[assignment]
+
+    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return {"tether_tool_stats": Overwrite({})}
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
+    ) -> ToolResponse:
+        start = time.perf_counter()
+        result = handler(request)
+        return _counted(request, result, time.perf_counter() - start)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
+    ) -> ToolResponse:
+        start = time.perf_counter()
+        result = await handler(request)
+        return _counted(request, result, time.perf_counter() - start)
+
+
+def _counted(request: ToolCallRequest, result: ToolResponse, latency: float) -> ToolResponse:
+    call_id = request.tool_call["id"]
+    message = tool_message(result, call_id)
+    if message is not None and message.additional_kwargs.get(MARK):
+        return result
+    ok = tool_result(message, request.tool)["status"] == "success"
+    call = {"tool": request.tool_call["name"], "ok": ok, "latency_s": round(latency, 6)}
+    return with_update(result, call_id, {"tether_tool_stats": call})

@@ -1,0 +1,203 @@
+"""The circuit breaker and calm temperature: both read the run's tool steps in a row.
+
+A step is one model call's tool calls. Parallel calls of one step make one step, failed when
+every call failed, so the breaker's warning always comes one step before it opens, as in the
+loop (where each step runs one call).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from itertools import groupby
+from typing import Annotated, Any, NotRequired
+
+from langchain.agents.middleware.types import (
+    AgentMiddleware,
+    ContextT,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
+    PrivateStateAttr,
+    ResponseT,
+    hook_config,
+)
+from langchain_core.messages import ToolMessage
+from langgraph.prebuilt.tool_node import ToolCallRequest
+from langgraph.runtime import Runtime
+from langgraph.types import Command
+
+from tether.decisions import policy, stops
+from tether.middleware.closing import close_if_asked
+from tether.middleware.common import (
+    TetherState,
+    act_on_stop,
+    as_settings,
+    counted,
+    new_run,
+    step_record,
+    tool_message,
+    tool_result,
+    with_note,
+    with_update,
+)
+from tether.settings import AgentSettings
+from tether.state import FAILURE_KINDS, StepRecord, keep_window, windowed
+
+ToolResponse = ToolMessage | Command[Any]
+ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
+AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+CALLS_PER_STEP = 4
+"""Records kept per step the decisions need: room for parallel calls."""
+
+
+def by_step(history: list[StepRecord]) -> list[StepRecord]:
+    """One record per step: its last failure when every call failed, else its last call
+    that did not fail."""
+    steps = []
+    for _, group in groupby(history, key=lambda record: record["step"]):
+        records = list(group)
+        kept = [r for r in records if r["kind"] not in FAILURE_KINDS] or records
+        steps.append(kept[-1])
+    return steps
+
+
+def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
+    """How many of the last steps in a row are of ``kinds``."""
+    count = 0
+    for record in reversed(steps):
+        if record["kind"] not in kinds:
+            break
+        count += 1
+    return count
+
+
+def recorded(
+    request: ToolCallRequest, result: ToolResponse, field: str, window: int, settings: AgentSettings
+) -> ToolResponse:
+    """The tool call's answer with its step record appended to ``field``."""
+    call_id = request.tool_call["id"]
+    outcome = tool_result(tool_message(result, call_id), request.tool)
+    record = step_record(request, outcome, settings)
+    return with_update(result, call_id, {field: windowed([record], window * CALLS_PER_STEP)})
+
+
+class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+    """Records each tool step of the run in ``field`` (sync and async hooks)."""
+
+    field = ""
+
+    def __init__(self, settings: AgentSettings | None = None) -> None:
+        super().__init__()
+        self.settings = as_settings(settings)
+
+    def window(self) -> int:
+        return policy.history_window(self.settings)
+
+    def steps(self, state: Any) -> list[StepRecord]:
+        return by_step(list(state.get(self.field) or []))
+
+    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return {**new_run(), self.field: []}
+
+    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.before_agent(state, runtime)
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
+    ) -> ToolResponse:
+        return recorded(request, handler(request), self.field, self.window(), self.settings)
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
+    ) -> ToolResponse:
+        result = await handler(request)
+        return recorded(request, result, self.field, self.window(), self.settings)
+
+    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request as this middleware sends it on."""
+        return request
+
+    def wrap_model_call(
+        self, request: ModelRequest[ContextT], handler: ModelHandler
+    ) -> ExtendedModelResponse[Any]:
+        plan = close_if_asked(self.prepared(request))
+        return plan.finish(handler(plan.request), counted(request))
+
+    async def awrap_model_call(
+        self, request: ModelRequest[ContextT], handler: AsyncModelHandler
+    ) -> ExtendedModelResponse[Any]:
+        plan = close_if_asked(self.prepared(request))
+        return plan.finish(await handler(plan.request), counted(request))
+
+
+class CircuitBreakerState(TetherState[ResponseT]):
+    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    """The run's last tool steps, as many as the breaker and the switch note need."""
+
+
+class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
+    """Counts the run's failed tool steps in a row. After ``switch_after_failures`` of them
+    the next model call gets :func:`tether.decisions.stops.switch_hint`'s note (which call
+    failed and how, in tether's words); at ``breaker_failures`` the note also says one more
+    failed step ends the run; the next failed step opens the breaker
+    (:func:`tether.decisions.stops.breaker`): with ``cap_answer`` one last call with no
+    tools asks for the answer, then the run ends ``failed``.
+
+    Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
+    place is one step, and its exhausted retries one failure.
+
+    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``wrap_model_call``
+    (the note; the last answer), ``wrap_tool_call``. State: the run's last steps (private).
+    Settings: ``switch_after_failures``, ``breaker_failures``, ``cap_answer``.
+    """
+
+    state_schema = CircuitBreakerState  # type: ignore[assignment]
+    field = "tether_history"
+
+    @hook_config(can_jump_to=["end"])
+    def before_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        steps = self.steps(state)
+        failures = streak(steps, FAILURE_KINDS)
+        verdict = state.get("tether_stop") or stops.breaker(steps, failures, self.settings)
+        return act_on_stop(state, verdict, self.settings)
+
+    @hook_config(can_jump_to=["end"])
+    async def abefore_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+        return self.before_model(state, runtime)
+
+    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        steps = self.steps(request.state)
+        hint = stops.switch_hint(steps, streak(steps, FAILURE_KINDS), self.settings)
+        return with_note(request, hint, "failures") if hint else request
+
+
+class CalmTemperatureState(TetherState[ResponseT]):
+    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    """The run's last tool steps, as many as the calm setting needs."""
+
+
+class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
+    """Sets each model call's temperature from :func:`tether.decisions.stops.temperature_for`:
+    ``temperature``, then ``calm_temperature`` once ``calm_after_successes`` tool steps in
+    a row succeeded (explore less once the run is going well). The request's
+    ``model_settings`` carry it, as LangChain binds them to the model.
+
+    Hooks: ``before_agent``, ``wrap_model_call``, ``wrap_tool_call``. State: the run's last
+    steps (private). Settings: ``temperature``, ``calm_temperature``,
+    ``calm_after_successes``.
+    """
+
+    state_schema = CalmTemperatureState  # type: ignore[assignment]
+    field = "tether_calm_history"
+
+    def window(self) -> int:
+        return self.settings.calm_after_successes
+
+    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        successes = streak(self.steps(request.state), frozenset({"success"}))
+        temperature = stops.temperature_for(successes, self.settings)
+        return request.override(
+            model_settings={**request.model_settings, "temperature": temperature}
+        )
