@@ -35,6 +35,9 @@ from tests.contract.vllm_stub import StubConfig, serve_stub
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed
 LOCATE = ["--max-steps", "3"]
+RESUMED = clean_env(TETHER_CAP_ANSWER="false")
+"""A resumed seed-flow run ends at the step cap once the payment is settled; without the last
+answer's call it needs no model (the embedded one would start for it)."""
 
 
 def where(store: Path, world: Path) -> list[str]:
@@ -136,7 +139,7 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
 @pytest.mark.parametrize("flag", [["--approve"], ["--yes"]])
 def test_resume_with_a_flag_approves_the_waiting_call(tmp_path: Path, flag: list[str]) -> None:
     store, world = waiting_run(tmp_path)
-    done = tether("run", "--thread", "pay-1", *flag, *where(store, world))
+    done = tether("run", "--thread", "pay-1", *flag, *where(store, world), env=RESUMED)
     assert "approval needed: pay_order" in done.stderr, done.stderr
     assert "is marked side_effects" in done.stderr
     assert len(payments(world)) == 1
@@ -145,7 +148,9 @@ def test_resume_with_a_flag_approves_the_waiting_call(tmp_path: Path, flag: list
 
 def test_resume_with_reject_tells_the_model_and_pays_nothing(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
-    done = tether("run", "--thread", "pay-1", "--reject", "amount is wrong", *where(store, world))
+    done = tether(
+        "run", "--thread", "pay-1", "--reject", "amount is wrong", *where(store, world), env=RESUMED
+    )
     assert done.returncode == 1, done.stderr
     assert payments(world) == []
     history = saved(store, "pay-1").state["history"]
@@ -157,7 +162,7 @@ def ended_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """A run that waited for approval and then ended (its rejection answered), made once:
     the tests below assert that they leave it as it was."""
     store, world = waiting_run(tmp_path_factory.mktemp("ended"))
-    tether("run", "--thread", "pay-1", "--reject", "no", *where(store, world))
+    tether("run", "--thread", "pay-1", "--reject", "no", *where(store, world), env=RESUMED)
     return store, world
 
 
@@ -167,7 +172,7 @@ def test_a_decision_for_a_run_that_is_not_waiting_is_bad_usage(
 ) -> None:
     store, world = ended_run
     before = saved(store, "pay-1").state
-    done = tether("run", "--thread", "pay-1", *flag, *where(store, world))
+    done = tether("run", "--thread", "pay-1", *flag, *where(store, world), env=RESUMED)
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "pay-1 is not waiting for approval" in lines[0], done.stderr
@@ -177,7 +182,7 @@ def test_a_decision_for_a_run_that_is_not_waiting_is_bad_usage(
 def test_a_bad_edit_is_refused_and_the_run_keeps_waiting(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
     edit = json.dumps({"order_id": "ORD-2024-001"})  # no amount
-    done = tether("run", "--thread", "pay-1", "--edit", edit, *where(store, world))
+    done = tether("run", "--thread", "pay-1", "--edit", edit, *where(store, world), env=RESUMED)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1].startswith("error: edited arguments rejected")
     assert saved(store, "pay-1").pending is not None and payments(world) == []
@@ -185,7 +190,7 @@ def test_a_bad_edit_is_refused_and_the_run_keeps_waiting(tmp_path: Path) -> None
 
 def test_without_an_answer_the_run_waits_and_says_how_to_answer(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
-    done = tether("run", "--thread", "pay-1", *where(store, world))
+    done = tether("run", "--thread", "pay-1", *where(store, world), env=RESUMED)
     assert done.returncode == 3
     assert (
         f"tether run --thread pay-1 --tools demo --data-dir {world} --store {store} --approve"
@@ -196,7 +201,7 @@ def test_without_an_answer_the_run_waits_and_says_how_to_answer(tmp_path: Path) 
 
 def test_interactive_answer_at_a_terminal(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
-    child = PtyProcess([TETHER, "run", "--thread", "pay-1", *where(store, world)], clean_env())
+    child = PtyProcess([TETHER, "run", "--thread", "pay-1", *where(store, world)], RESUMED)
     child.expect("approve, edit or reject?")
     child.send("e")
     child.expect("new arguments")

@@ -31,7 +31,7 @@ def lookup(key: str) -> str:
 
 
 REPLIES = [act("alookup", '{"key": "a"}'), act("alookup", "{}"), final("value of a")]
-SETTINGS = AgentSettings(base_url="http://127.0.0.1:9/v1", approval_tools=[])
+SETTINGS = AgentSettings(base_url="http://127.0.0.1:9/v1", approval_tools=[], protocol="react")
 
 
 def test_edges_of_an_async_run_stay_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
