@@ -137,6 +137,15 @@ def test_a_repeated_call_is_answered_from_its_record_then_the_run_ends(mode: str
         assert not {"tether_calls", "tether_step"} & set(out)
 
 
+@pytest.mark.parametrize("retries", [False, True])
+def test_no_control_adds_a_graph_node(retries: bool) -> None:
+    """Every control runs inside the model and tool calls: the agent's graph is plain
+    create_agent's, so a step costs no node of tether's."""
+    retry = [ToolRetryMiddleware(max_retries=1)] if retries else []
+    agent, _ = agent_with([], [lookup_order], tether_middleware(retries=retry))
+    assert set(agent.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
+
+
 def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() -> None:
     agent, _ = agent_with([], [lookup_order], tether_middleware())
     inputs = agent.get_input_jsonschema()["properties"]
@@ -276,6 +285,20 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     assert out.get("tether_status") is None
 
 
+def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
+    """The second call of a step that sent an answer back is checked with the first one's
+    usage counted, though the state does not hold it yet."""
+    settings = AgentSettings(token_budget=600, cap_answer=False)
+    spent = {"input_tokens": 570, "output_tokens": 20, "total_tokens": 590}
+    replies = [AIMessage("It has shipped.", usage_metadata=spent), "It has shipped, surely."]
+    middleware = [FinalAnswerCheckMiddleware(settings), TokenBudgetMiddleware(settings)]
+    agent, model = agent_with(replies, [lookup_order], middleware)
+    out = agent.invoke(ask())
+    assert len(model.calls) == 1 and out["tether_status"] == "partial"
+    assert "spent 590" in out["tether_reason"]
+    assert "call lookup_order" in out["messages"][2].text  # the note stays before the stop
+
+
 def test_an_answer_backed_by_a_lookup_is_taken() -> None:
     replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
     agent, model = agent_with(replies, [lookup_order], tether_middleware())
@@ -327,6 +350,33 @@ def test_with_human_in_the_loop_one_payload_and_a_write_never_runs_twice() -> No
     assert runs["pay_order"] == 1  # approved twice, paid once: the repeat was recalled
     assert "already called" in out["messages"][-2].text
     assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") is None
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_with_human_in_the_loop_tethers_replay_is_put_to_the_operator(decision: str) -> None:
+    """The replay that settles a write of unknown outcome is a call like any other: the
+    operator approves it (paid once, settled) or rejects it (the answer is taken blind, and
+    the run fails saying so), as in the loop."""
+    replies = [call("pay_order", 1, order_id="ORD-TIMEOUT"), "Paid, I think.", "Paid: PAY-1."]
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"pay_order": True})
+    agent, _ = agent_with(
+        replies, [pay_order], [hitl, *tether_middleware()], checkpointer=InMemorySaver()
+    )
+    config: Any = {"configurable": {"thread_id": decision}}
+    out = agent.invoke(ask("Pay order ORD-TIMEOUT"), config)
+    out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
+    replay = out["__interrupt__"][0].value["action_requests"]
+    assert [(a["name"], a["args"]) for a in replay] == [("pay_order", {"order_id": "ORD-TIMEOUT"})]
+    answer: dict[str, Any] = {"type": decision}
+    if decision == "reject":
+        answer["message"] = "Do not pay again."
+    out = agent.invoke(Command(resume={"decisions": [answer]}), config)
+    if decision == "approve":
+        assert runs["pay_order"] == 2 and out.get("tether_status") is None
+        assert out["messages"][-1].text == "Paid: PAY-1."
+    else:
+        assert runs["pay_order"] == 1 and out["tether_status"] == "failed"
+        assert out["tether_reason"].startswith("a final answer came before the outcome")
 
 
 def test_with_model_call_limit_the_first_limit_reached_ends_the_run() -> None:

@@ -4,6 +4,7 @@ the run ends with an answer asked for within what is left (``cap_answer``), as t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -20,12 +21,18 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from langgraph.runtime import Runtime
 
 from tether.decisions import policy
 from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
-from tether.middleware.closing import Plan, close_if_asked, closed, is_closed, stopped
-from tether.middleware.common import TetherState, as_settings, counted, latest, new_run
+from tether.middleware.closing import Plan, closed, closing_of, is_closed, plan_call
+from tether.middleware.common import (
+    STOP_ID,
+    TetherState,
+    as_settings,
+    last_reply,
+    latest,
+    run_view,
+)
 from tether.settings import AgentSettings
 from tether.state import Usage, Verdict, add_usage
 
@@ -45,8 +52,8 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     does not fit, the call is not made: the model is asked, with no tools, for its answer
     from what is known (if that call fits), and the run ends ``partial``.
 
-    Hooks: ``before_agent`` (a new run's fields), ``wrap_model_call``. State: the run's
-    usage (private), ``tether_status`` and ``tether_reason``. Settings: ``token_budget``,
+    Hooks: ``wrap_model_call`` (no graph node of its own). State: the run's usage
+    (private), ``tether_status`` and ``tether_reason``. Settings: ``token_budget``,
     ``max_tokens``, ``cap_answer``. ``counter``: any :class:`tether.memory.TokenCounter`
     (tiktoken's cl100k_base, offline, by default; a server's ``/tokenize`` counts exactly).
     """
@@ -61,55 +68,69 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self.counter = counter or TiktokenCounter()
         self._schemas: dict[int, tuple[Any, int]] = {}
 
-    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return {**new_run(), "tether_usage": None}
-
-    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
-
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
-    ) -> ExtendedModelResponse[Any]:
-        plan, tokens = self._plan(request)
-        if plan.reply is not None:
-            return plan.reply
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        view, update = run_view(request.state, {"tether_usage": None})
+        plan, tokens, spent = self._plan(request, view)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
         response = handler(plan.request)
-        return plan.finish(response, self._usage(plan.request, response, tokens))
+        return plan.finish(response, update | self._usage(spent, response, tokens))
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
-    ) -> ExtendedModelResponse[Any]:
-        plan, tokens = self._plan(request)
-        if plan.reply is not None:
-            return plan.reply
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        view, update = run_view(request.state, {"tether_usage": None})
+        plan, tokens, spent = self._plan(request, view)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
         response = await handler(plan.request)
-        return plan.finish(response, self._usage(plan.request, response, tokens))
+        return plan.finish(response, update | self._usage(spent, response, tokens))
 
     # --- the decision -----------------------------------------------------------------------
 
-    def _plan(self, request: ModelRequest[Any]) -> tuple[Plan, int]:
-        """The call to make (closed for the last answer when a cap asks for it), or the
-        reply that ends the run because it does not fit."""
-        plan = close_if_asked(request)
-        state: Any = request.state
-        closing: Verdict | None = state.get("tether_closing")
+    def _plan(self, request: ModelRequest[Any], view: Any) -> tuple[Plan, int, Usage | None]:
+        """The call to make (closed for the last answer when it does not fit), or the stop
+        that replaces it; the request's tokens; what the run spent before it."""
+        spent = self.spent(request, view)
+        plan = plan_call(request, view.get("tether_stop"), self.settings)
+        if plan.stop is not None:
+            return plan, 0, spent
+        closing = plan.closing or closing_of(request)
         tokens = self.request_tokens(plan.request)
-        verdict = self._check(request.state, closing, tokens)
+        verdict = self._check(spent, closing, tokens)
         if verdict is None:
-            return plan, tokens
+            return plan, tokens, spent
         if closing is not None or is_closed(plan.request):  # the last answer does not fit
-            return Plan(plan.request, reply=stopped(closing or verdict, unasked=True)), tokens
+            return Plan(plan.request, stop=closing or verdict, unasked=True), tokens, spent
         if not self.settings.cap_answer:
-            return Plan(plan.request, reply=stopped(verdict)), tokens
+            return Plan(plan.request, stop=verdict), tokens, spent
         last = closed(plan.request, verdict)
         tokens = self.request_tokens(last)
-        if self._check(request.state, verdict, tokens) is not None:
-            return Plan(last, reply=stopped(verdict, unasked=True)), tokens
-        return Plan(last, closing=verdict), tokens
+        if self._check(spent, verdict, tokens) is not None:
+            return Plan(last, stop=verdict, unasked=True), tokens, spent
+        return Plan(last, closing=verdict), tokens, spent
 
-    def _check(self, state: Any, closing: Verdict | None, tokens: int) -> Verdict | None:
-        view: Any = {"usage": state.get("tether_usage"), "closing": closing}
+    def _check(self, spent: Usage | None, closing: Verdict | None, tokens: int) -> Verdict | None:
+        view: Any = {"usage": spent, "closing": closing}
         return policy.before_call(view, self.settings, prompt_tokens=tokens, cancelled=None)
+
+    def spent(self, request: ModelRequest[Any], view: Any) -> Usage | None:
+        """What the run spent before this call: the state's usage, and the calls made
+        earlier in this step (replies in the request the state does not hold yet, e.g. an
+        answer the final-answer check sent back)."""
+        usage: Usage | None = view.get("tether_usage")
+        known = {message.id for message in view.get("messages") or ()}
+        messages = list(request.messages)
+        for at, message in enumerate(messages):
+            if isinstance(message, AIMessage) and message.id and message.id not in known:
+                earlier = request.override(messages=messages[:at])
+                prompt = functools.partial(self.request_tokens, earlier)
+                usage = add_usage(usage, self._spent(message, prompt))
+        return usage
 
     # --- counting ---------------------------------------------------------------------------
 
@@ -138,12 +159,19 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         return tokens
 
     def _usage(
-        self, request: ModelRequest[Any], response: ModelResponse[Any], tokens: int
+        self, spent: Usage | None, response: ModelResponse[Any], tokens: int
     ) -> dict[str, Any]:
-        """The call counted, and what it spent: the server's usage when it adds up, else
-        the prompt's count and the reply's."""
-        reply = next((m for m in reversed(response.result) if isinstance(m, AIMessage)), None)
-        meta: Any = reply.usage_metadata if reply is not None else None
+        """The run's usage after the call (a stop message a wrapper inside answered with
+        spent nothing)."""
+        reply = last_reply(response.result)
+        if reply is None or str(reply.id or "").startswith(STOP_ID):
+            return {"tether_usage": spent} if spent is not None else {}
+        return {"tether_usage": add_usage(spent, self._spent(reply, lambda: tokens))}
+
+    def _spent(self, reply: AIMessage, prompt: Callable[[], int]) -> Usage:
+        """What one call spent: the server's usage when it adds up, else the prompt's count
+        and the reply's."""
+        meta: Any = reply.usage_metadata
         values = (
             [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")] if meta else []
         )
@@ -152,25 +180,18 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             and all(isinstance(v, int) and v >= 0 for v in values)
             and values[2] == values[0] + values[1] > 0
         ):
-            spent: Usage = {
+            return {
                 "input_tokens": values[0],
                 "output_tokens": values[1],
                 "total_tokens": values[2],
             }
-        else:
-            written = (
-                self.counter.count(reply.text) + self.counter.count(_call_text(reply))
-                if reply
-                else 0
-            )
-            spent = {
-                "input_tokens": tokens,
-                "output_tokens": written,
-                "total_tokens": tokens + written,
-            }
-        state: Any = request.state
-        usage = add_usage(state.get("tether_usage"), spent)
-        return {**counted(request), "tether_usage": usage}
+        tokens = prompt()
+        written = self.counter.count(reply.text) + self.counter.count(_call_text(reply))
+        return {
+            "input_tokens": tokens,
+            "output_tokens": written,
+            "total_tokens": tokens + written,
+        }
 
 
 def _call_text(message: AIMessage) -> str:

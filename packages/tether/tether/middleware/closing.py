@@ -1,26 +1,35 @@
-"""The last answer at a cap: one more model call with no tools and a note asking for the best
-answer from what is known (``cap_answer``), after which the run ends with the cap's status.
+"""Acting on a stop before a model call, inside the call's wrapper (no graph node of its own).
 
-Any tether middleware that sees a closing verdict in the state and a request not yet closed
-closes it (the outermost one does it; the others then pass the call on), so the note is sent
-once however many of them are installed.
+A stop that allows a last answer (a cap, with ``cap_answer``) closes the request: one more
+model call with no tools and a note asking for the best answer from what is known, after
+which the run ends with the cap's status. Any other stop replaces the call: the model is
+not called, and tether's stop message ends the run (a reply with no tool calls, so the agent
+ends as it does on an answer).
+
+The outermost tether wrapper that finds a stop acts on it; the wrappers inside see the
+request closed (and pass it on), or are never called.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, cast
 
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.types import Command
 
 from tether.decisions import notes
-from tether.middleware.common import CAP_NOTE, STOP_ID, stop_message
+from tether.middleware.common import (
+    CAP_NOTE,
+    CLOSING,
+    STOP_ID,
+    ending,
+    responded,
+    stop_message,
+)
+from tether.settings import AgentSettings
 from tether.state import Verdict
-
-Finish = Callable[[ModelResponse[Any]], ExtendedModelResponse[Any]]
 
 
 def is_closed(request: ModelRequest[Any]) -> bool:
@@ -28,10 +37,20 @@ def is_closed(request: ModelRequest[Any]) -> bool:
     return any(message.id == CAP_NOTE for message in request.messages)
 
 
+def closing_of(request: ModelRequest[Any]) -> Verdict | None:
+    """The cap an outer wrapper closed the request for."""
+    state: Any = request.state
+    return state.get(CLOSING)
+
+
 def closed(request: ModelRequest[Any], verdict: Verdict) -> ModelRequest[Any]:
-    """The last answer's request: no tools, and the cap's note last."""
+    """The last answer's request: no tools, the cap's note last, and the cap in the state the
+    wrappers inside see."""
     note = HumanMessage(notes.cap_note(verdict["status"]), id=CAP_NOTE)
-    return request.override(tools=[], tool_choice=None, messages=[*request.messages, note])
+    state: dict[str, Any] = {**request.state, CLOSING: verdict}
+    return request.override(
+        tools=[], tool_choice=None, messages=[*request.messages, note], state=cast(Any, state)
+    )
 
 
 def answered(
@@ -42,7 +61,7 @@ def answered(
     call was not made (a wrapper inside found no room for it): its ending stands."""
     messages = list(response.result)
     replies = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
-    reply = messages[replies[-1]] if replies else None
+    reply = cast(AIMessage, messages[replies[-1]]) if replies else None
     if reply is not None and str(reply.id or "").startswith(STOP_ID):
         return response, {}
     answer = reply.text.strip() if reply is not None else ""
@@ -51,51 +70,60 @@ def answered(
         plain = reply.model_copy(
             update={"tool_calls": [], "invalid_tool_calls": [], "additional_kwargs": kwargs}
         )
-        messages[replies[-1]] = plain if answer else stop_message(verdict["status"])
+        status = verdict["status"]
+        messages[replies[-1]] = ending(plain, status) if answer else stop_message(status)
     got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
     reason = f"{verdict['reason']}; {got}" + ("" if answer else ", the reply gave none")
-    update = {"tether_status": verdict["status"], "tether_reason": reason, "tether_closing": None}
+    update = {"tether_status": verdict["status"], "tether_reason": reason}
     return ModelResponse(result=messages, structured_response=response.structured_response), update
 
 
-def stopped(verdict: Verdict, *, unasked: bool = False) -> ExtendedModelResponse[Any]:
+def stopped(
+    verdict: Verdict, update: dict[str, Any], *, unasked: bool = False
+) -> ExtendedModelResponse[Any]:
     """The model is not called: the run ends on ``verdict`` with tether's stop message.
-    ``unasked``: at a cap whose last answer's call does not fit either."""
+    ``unasked``: at a cap whose last answer's call does not fit either. ``update``: the
+    wrapper's own (a new run's fields)."""
     reason = verdict["reason"] + ("; no room left to ask for an answer" if unasked else "")
-    update = {"tether_status": verdict["status"], "tether_reason": reason, "tether_closing": None}
+    ends = {"tether_status": verdict["status"], "tether_reason": reason}
     return ExtendedModelResponse(
         model_response=ModelResponse(result=[stop_message(verdict["status"])]),
-        command=Command(update=update),
+        command=Command(update={**update, **ends}),
     )
 
 
 @dataclass
 class Plan:
-    """A model call about to be made: the request to send, or the reply that replaces the
-    call (``reply``); ``closing``, the cap whose last answer this wrapper asked for."""
+    """A model call about to be made: the request to send, or the stop that replaces the call
+    (``stop``); ``closing``, the cap whose last answer this wrapper asked for."""
 
     request: ModelRequest[Any]
-    reply: ExtendedModelResponse[Any] | None = None
+    stop: Verdict | None = None
     closing: Verdict | None = None
-    update: dict[str, Any] = field(default_factory=dict)
+    unasked: bool = False
+
+    def stopped(self, update: dict[str, Any]) -> ExtendedModelResponse[Any] | None:
+        """The reply that replaces the call, if it is not made."""
+        if self.stop is None:
+            return None
+        return stopped(self.stop, update, unasked=self.unasked)
 
     def finish(
         self, response: ModelResponse[Any], update: dict[str, Any]
-    ) -> ExtendedModelResponse[Any]:
+    ) -> ExtendedModelResponse[Any] | ModelResponse[Any]:
         """The response with this wrapper's update (and the cap's ending, if it closed)."""
         if self.closing is not None:
-            response, ending = answered(response, self.closing)
-            update = {**update, **ending}
-        return ExtendedModelResponse(
-            model_response=response, command=Command(update={**self.update, **update})
-        )
+            response, ends = answered(response, self.closing)
+            update = {**update, **ends}
+        return responded(response, update)
 
 
-def close_if_asked(request: ModelRequest[Any]) -> Plan:
-    """The plan for a request whose state holds a closing verdict no wrapper has acted on
-    yet: close it (and end the run when its answer arrives); else send it as it is."""
-    state: Any = request.state
-    closing: Verdict | None = state.get("tether_closing")
-    if closing is None or is_closed(request):
+def plan_call(request: ModelRequest[Any], verdict: Verdict | None, settings: AgentSettings) -> Plan:
+    """What a wrapper does with a stop it found before the call: at a cap, with
+    ``cap_answer``, close the request (the last answer); else replace the call. A request an
+    outer wrapper closed already goes on as it is."""
+    if verdict is None or is_closed(request):
         return Plan(request)
-    return Plan(closed(request, closing), closing=closing)
+    if verdict.get("cap") and settings.cap_answer:
+        return Plan(closed(request, verdict), closing=verdict)
+    return Plan(request, stop=verdict)

@@ -1,31 +1,34 @@
-"""What tether's middleware share: the state they keep, how a run's step is read, and how a
-run ends.
+"""What tether's middleware share: the state they keep, how a run starts and how its step is
+read, and how a run ends.
 
 Every field is kept by a checkpoint, so a run resumed after an interrupt (or restarted after
-a crash) still has it; ``before_agent`` resets a run's fields when a new run starts on the
-thread (a resume continues its run and keeps them). ``tether_status`` and ``tether_reason``
-are in the agent's output; every other field is private (in neither its input nor its output
-schema). Fields several middleware write in one step have a reducer, since LangGraph takes
-one plain value per field and step.
+a crash) still has it. A run's fields are reset lazily: the first model call of a new run
+(:func:`starts_run`) reads them as blank and writes them blank, so no hook adds a graph node
+of its own. ``tether_status`` and ``tether_reason`` are in the agent's output; every other
+field is private (in neither its input nor its output schema). Fields several middleware
+write in one step have a reducer, since LangGraph takes one plain value per field and step.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Mapping
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentState,
+    ExtendedModelResponse,
     ModelRequest,
+    ModelResponse,
     OmitFromInput,
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 
 from tether.decisions import policy
 from tether.llm.parsing import call_fingerprint
@@ -42,7 +45,11 @@ STOP_ID = f"{NOTE_ID}stop-"
 MARK = "tether"
 """``additional_kwargs`` key of a ToolMessage tether wrote instead of running the call: the
 gate's decision (``recall``, ``repeat``, ``refuse``), so every middleware reads the step as
-the loop would."""
+the loop would. In an AIMessage's ``response_metadata``, the status of the run tether ended
+with that reply (the outer wrappers take it as it is)."""
+CLOSING = "tether_closing"
+"""Key of a model request's state (never of the agent's state) holding the cap whose last
+answer the request asks for, so the wrappers inside see why it was closed."""
 
 
 def latest(current: Any, new: Any) -> Any:
@@ -66,20 +73,40 @@ class TetherState(AgentState[ResponseT]):
     tether_step: NotRequired[Annotated[int, PrivateStateAttr, latest]]
     """Model calls made in this run (the loop's steps)."""
     tether_stop: NotRequired[Annotated[Verdict | None, PrivateStateAttr, first_stop]]
-    """A stop decided while the tools ran, acted on before the next model call."""
-    tether_closing: NotRequired[Annotated[Verdict | None, PrivateStateAttr, latest]]
-    """A cap was reached: the next model call, with no tools, asks for the last answer."""
+    """A stop decided while the tools ran, acted on at the next model call."""
 
 
-def new_run() -> dict[str, Any]:
-    """The shared fields at the start of a run."""
-    return {
-        "tether_status": None,
-        "tether_reason": None,
-        "tether_step": 0,
-        "tether_stop": None,
-        "tether_closing": None,
-    }
+RUN: dict[str, Any] = {
+    "tether_status": None,
+    "tether_reason": None,
+    "tether_step": 0,
+    "tether_stop": None,
+}
+"""The shared fields at the start of a run."""
+
+
+def starts_run(state: Mapping[str, Any]) -> bool:
+    """This model call is a run's first: the conversation ends with the user's message (not
+    a note of tether's, nor a summary SummarizationMiddleware wrote). Within a run a model
+    call follows tool results, tether's own note, or a resume that continues the run."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    return (
+        isinstance(last, HumanMessage)
+        and not str(last.id or "").startswith(NOTE_ID)
+        and last.additional_kwargs.get("lc_source") != "summarization"
+    )
+
+
+def run_view(state: Any, fresh: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+    """The state as this run sees it, and the update that starts the run: at a run's first
+    model call, ``fresh`` (the middleware's own fields as a run starts, an ``Overwrite`` for
+    a field with a reducer) and the shared fields replace what the last run left."""
+    if not starts_run(state):
+        return state, {}
+    update = {**RUN, **fresh}
+    blank = {k: v.value if isinstance(v, Overwrite) else v for k, v in update.items()}
+    return {**state, **blank}, update
 
 
 def step_of(state: Any) -> int:
@@ -87,9 +114,9 @@ def step_of(state: Any) -> int:
     return int(state.get("tether_step") or 0)
 
 
-def counted(request: ModelRequest[Any]) -> dict[str, Any]:
+def counted(view: Any) -> dict[str, Any]:
     """The update that counts a model call (every middleware writes the same number)."""
-    return {"tether_step": step_of(request.state) + 1}
+    return {"tether_step": step_of(view) + 1}
 
 
 def as_settings(settings: AgentSettings | None) -> AgentSettings:
@@ -117,29 +144,39 @@ def stop_message(status: str) -> AIMessage:
     reason, which may name a tool's error, stays in ``tether_reason``)."""
     info = STATUSES.get(status)
     meaning = info.meaning if info else "stopped"
-    return AIMessage(f"The run ended ({status}): {meaning}.", id=f"{STOP_ID}{uuid.uuid4()}")
+    return AIMessage(
+        f"The run ended ({status}): {meaning}.",
+        id=f"{STOP_ID}{uuid.uuid4()}",
+        response_metadata={MARK: status},
+    )
 
 
-def ended(verdict: Verdict) -> dict[str, Any]:
-    """A before_model hook's update that ends the run on ``verdict``."""
-    return {
-        "jump_to": "end",
-        "messages": [stop_message(verdict["status"])],
-        "tether_status": verdict["status"],
-        "tether_reason": verdict["reason"],
-    }
+def ending(reply: AIMessage, status: str) -> AIMessage:
+    """The reply tether ends the run with, marked so (its ``response_metadata``)."""
+    return reply.model_copy(update={"response_metadata": {**reply.response_metadata, MARK: status}})
 
 
-def act_on_stop(
-    state: Any, verdict: Verdict | None, settings: AgentSettings
-) -> dict[str, Any] | None:
-    """What a before_model hook does with a stop: at a cap, with ``cap_answer``, make the next
-    model call the last one (no tools, a note asking for the answer); else end the run."""
-    if verdict is None or state.get("tether_closing") is not None:
-        return None
-    if verdict.get("cap") and settings.cap_answer:
-        return {"tether_closing": verdict}
-    return ended(verdict)
+def ends_run(message: BaseMessage | None) -> bool:
+    """The reply is one tether ended the run with (a stop message, or the answer taken at a
+    cap or before a settled write)."""
+    return isinstance(message, AIMessage) and MARK in message.response_metadata
+
+
+def last_reply(messages: list[BaseMessage]) -> AIMessage | None:
+    """A model response's reply: its last AIMessage."""
+    return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+def responded(
+    response: ModelResponse[Any], update: dict[str, Any]
+) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    """The response with a wrapper's update. When a wrapper inside ended the run, the blank
+    status a new run starts with is not written over the one it ended with."""
+    if update.get("tether_status", "") is None and ends_run(last_reply(response.result)):
+        update = {k: v for k, v in update.items() if k not in ("tether_status", "tether_reason")}
+    if not update:
+        return response
+    return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
 
 # --- a tool call and its outcome --------------------------------------------------------------

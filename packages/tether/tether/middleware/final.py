@@ -4,31 +4,34 @@ the second answer is taken as written."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     ContextT,
+    ExtendedModelResponse,
     ModelRequest,
     ModelResponse,
     PrivateStateAttr,
     ResponseT,
-    hook_config,
 )
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from tether.decisions import final_check
+from tether.middleware.closing import is_closed
 from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
     as_settings,
-    new_run,
+    ends_run,
+    responded,
+    run_view,
     tool_message,
     tool_result,
     with_update,
@@ -61,16 +64,17 @@ class FinalAnswerCheckMiddleware(
     AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
 ):
     """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
-    When it returns a note, the note is added as a user message and the model is asked
-    again (``jump_to="model"``), once per run. The note holds tether's words, registered
+    When it returns a note, the note is added as a user message after the reply and the
+    model is asked again in the same step (the wrappers inside this one see the second
+    call too), once per run. The note holds tether's words, registered
     tool names and single-token values only: no text of a tool or of the model.
 
     ``tools``: the agent's tools (the check looks for a lookup or a change the task names);
     unset, the tools of the model requests it has seen are used.
 
-    Hooks: ``before_agent`` (the task), ``after_model`` (can jump back to the model),
-    ``wrap_model_call`` (the tools offered), ``wrap_tool_call`` (what each call
-    established). State: task, grounds and whether an answer was sent back (private).
+    Hooks: ``wrap_model_call`` (the task, at a run's first call; the tools offered; the
+    check, and the second call), ``wrap_tool_call`` (what each call established): no graph
+    node of its own. State: task, grounds and whether an answer was sent back (private).
     Settings: ``check_final``.
     """
 
@@ -83,64 +87,56 @@ class FinalAnswerCheckMiddleware(
         self.settings = as_settings(settings)
         self._tools: dict[str, BaseTool] = {tool.name: tool for tool in tools or ()}
 
-    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        task = next(
-            (m.text for m in reversed(state["messages"]) if isinstance(m, HumanMessage)), ""
-        )
-        return {
-            **new_run(),
-            "tether_task": task,
-            "tether_grounds": Overwrite({}),
-            "tether_sent_back": False,
-        }
-
-    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
-
-    @hook_config(can_jump_to=["model"])
-    def after_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        note = self.note(state)
-        if note is None:
-            return None
-        answer = state["messages"][-1]
-        sent = HumanMessage(note, id=f"{NOTE_ID}check-{answer.id}")
-        return {"messages": [sent], "tether_sent_back": True, "jump_to": "model"}
-
-    @hook_config(can_jump_to=["model"])
-    async def aafter_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.after_model(state, runtime)
-
-    def note(self, state: Any) -> str | None:
-        """The note to send the last reply back with, or None to take it."""
+    def fresh(self, state: Any) -> dict[str, Any]:
+        """This middleware's fields as a run starts: the task is the user's message."""
         messages = state.get("messages") or []
-        reply = messages[-1] if messages else None
+        task = messages[-1].text if messages and isinstance(messages[-1], HumanMessage) else ""
+        return {"tether_task": task, "tether_grounds": Overwrite({}), "tether_sent_back": False}
+
+    def note(
+        self, view: Any, request: ModelRequest[Any], response: ModelResponse[Any]
+    ) -> str | None:
+        """The note to send the reply back with, or None to take it."""
+        reply = response.result[-1] if response.result else None
         if not isinstance(reply, AIMessage) or reply.tool_calls or not self.settings.check_final:
             return None
-        if (
-            state.get("tether_sent_back")
-            or state.get("tether_status")
-            or state.get("tether_closing")
-        ):
-            return None  # sent back once already, or an answer tether asked for at a stop
-        task = state.get("tether_task") or ""
-        grounds: Any = state.get("tether_grounds") or None
+        if view.get("tether_sent_back") or view.get("tether_status"):
+            return None  # sent back once already in this run
+        if is_closed(request) or ends_run(reply):
+            return None  # an answer tether asked for at a stop, or one it ended the run with
+        task = view.get("tether_task") or ""
+        grounds: Any = view.get("tether_grounds") or None
         return final_check.check_final(task, reply.text, grounds, list(self._tools.values()))
 
     def wrap_model_call(
         self,
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        return handler(request)
+        view, update = run_view(request.state, self.fresh(request.state))
+        response = handler(request)
+        note = self.note(view, request, response)
+        if note is not None:
+            again, sent = _sent_back(request, response, note)
+            response = _joined(response, sent, handler(again))
+            update["tether_sent_back"] = True
+        return responded(response, update)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any]:
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        return await handler(request)
+        view, update = run_view(request.state, self.fresh(request.state))
+        response = await handler(request)
+        note = self.note(view, request, response)
+        if note is not None:
+            again, sent = _sent_back(request, response, note)
+            response = _joined(response, sent, await handler(again))
+            update["tether_sent_back"] = True
+        return responded(response, update)
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
@@ -173,3 +169,23 @@ class FinalAnswerCheckMiddleware(
             "result": tool_result(message, request.tool),
         }
         return with_update(result, call_id, {"tether_grounds": call})
+
+
+def _sent_back(
+    request: ModelRequest[Any], response: ModelResponse[Any], note: str
+) -> tuple[ModelRequest[Any], HumanMessage]:
+    """The request that asks again: the answer, then the note (kept in the conversation,
+    since the model answers it)."""
+    reply = response.result[-1]
+    sent = HumanMessage(note, id=f"{NOTE_ID}check-{reply.id or uuid.uuid4()}")
+    messages: list[Any] = [*request.messages, *response.result, sent]
+    return request.override(messages=messages), sent
+
+
+def _joined(
+    first: ModelResponse[Any], sent: HumanMessage, again: ModelResponse[Any]
+) -> ModelResponse[Any]:
+    """Both answers and the note between them, as the step's messages."""
+    return ModelResponse(
+        result=[*first.result, sent, *again.result], structured_response=again.structured_response
+    )

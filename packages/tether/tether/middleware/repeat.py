@@ -20,26 +20,26 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
     ResponseT,
-    hook_config,
 )
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
 from tether.decisions import notes, policy, side_effects, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
+from tether.middleware.closing import Plan, is_closed, plan_call
 from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
-    act_on_stop,
     as_settings,
     counted,
+    ending,
+    ends_run,
     latest,
-    new_run,
     proposal_of,
+    run_view,
     step_of,
     step_record,
     tool_message,
@@ -90,10 +90,10 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
     Place it after (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes
     back from here as an error result, so the retry middleware retries reads only.
 
-    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``after_model`` (can
-    jump to the tools, for the replay), ``wrap_model_call`` (counts the run's steps),
-    ``wrap_tool_call``. State: the run's calls, the write of unknown outcome and whether it
-    was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``.
+    Hooks: ``wrap_model_call`` (counts the run's steps; ends the run on a pending stop;
+    adds the replay of a write of unknown outcome after an answer), ``wrap_tool_call``: no
+    graph node of its own. State: the run's calls, the write of unknown outcome and whether
+    it was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``.
     """
 
     state_schema = RepeatGuardState  # type: ignore[assignment]
@@ -102,64 +102,71 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         super().__init__()
         self.settings = as_settings(settings)
 
-    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
+    def fresh(self) -> dict[str, Any]:
+        """This middleware's fields as a run starts."""
         return {
-            **new_run(),
             "tether_calls": Overwrite({}),
             "tether_unresolved": None,
             "tether_resolving": False,
         }
 
-    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
-
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return act_on_stop(state, state.get("tether_stop"), self.settings)
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
-
-    @hook_config(can_jump_to=["tools"])
-    def after_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        """An answer while a write's outcome is unknown: the write is replayed first, with
-        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), and
-        the model answers again once it is settled; if the replay left it unknown, the
-        answer stands and the run fails, saying so."""
-        messages = state.get("messages") or []
-        reply = messages[-1] if messages else None
-        unresolved: Proposal | None = state.get("tether_unresolved")
-        if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
-            return None
-        if state.get("tether_status"):
-            return None
-        answered: Verdict = {"status": "completed", "reason": "a final answer"}
-        if side_effects.must_resolve_first(
-            answered, unresolved, bool(state.get("tether_resolving"))
-        ):
-            return {"messages": [_replay(unresolved)], "tether_resolving": True, "jump_to": "tools"}
-        verdict = side_effects.settled_verdict(answered, unresolved)
-        reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
-        return {"tether_status": verdict["status"], "tether_reason": reason}
-
-    @hook_config(can_jump_to=["tools"])
-    async def aafter_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.after_model(state, runtime)
-
     def wrap_model_call(
         self,
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ExtendedModelResponse[Any]:
-        return ExtendedModelResponse(handler(request), Command(update=counted(request)))
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        view, update = run_view(request.state, self.fresh())
+        plan = plan_call(request, view.get("tether_stop"), self.settings)
+        update |= counted(view)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
+        response, update = self._settled(plan, view, handler(plan.request), update)
+        return plan.finish(response, update)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ExtendedModelResponse[Any]:
-        return ExtendedModelResponse(await handler(request), Command(update=counted(request)))
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        view, update = run_view(request.state, self.fresh())
+        plan = plan_call(request, view.get("tether_stop"), self.settings)
+        update |= counted(view)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
+        response, update = self._settled(plan, view, await handler(plan.request), update)
+        return plan.finish(response, update)
+
+    def _settled(
+        self, plan: Plan, view: Any, response: ModelResponse[Any], update: dict[str, Any]
+    ) -> tuple[ModelResponse[Any], dict[str, Any]]:
+        """An answer while a write's outcome is unknown: the write is replayed first, with
+        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), as a
+        tool call added after the answer, and the model answers again once it is settled; if
+        the replay left it unknown, the answer stands and the run fails, saying so. An answer
+        asked for at a stop is taken as it is."""
+        result = list(response.result)
+        reply = result[-1] if result else None
+        unresolved: Proposal | None = view.get("tether_unresolved")
+        if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
+            return response, update
+        if is_closed(plan.request) or ends_run(reply):
+            return response, update
+        answered: Verdict = {"status": "completed", "reason": "a final answer"}
+        if side_effects.must_resolve_first(
+            answered, unresolved, bool(view.get("tether_resolving"))
+        ):
+            result.append(_replay(unresolved))
+            update = {**update, "tether_resolving": True}
+        else:
+            verdict = side_effects.settled_verdict(answered, unresolved)
+            reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
+            result[-1] = ending(reply, verdict["status"])
+            update = {**update, "tether_status": verdict["status"], "tether_reason": reason}
+        return ModelResponse(
+            result=result, structured_response=response.structured_response
+        ), update
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
         answer = self._answer(request)

@@ -11,15 +11,17 @@ from langchain.agents.middleware.types import (
     AgentMiddleware,
     AgentState,
     ContextT,
+    ExtendedModelResponse,
+    ModelRequest,
+    ModelResponse,
     OmitFromInput,
     ResponseT,
 )
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import MARK, tool_message, tool_result, with_update
+from tether.middleware.common import MARK, starts_run, tool_message, tool_result, with_update
 from tether.tools.stats import ToolStats
 
 ToolResponse = ToolMessage | Command[Any]
@@ -47,17 +49,25 @@ class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, R
     whose exception propagates is not either (place a retry or error middleware inside
     this one, as in :func:`tether.middleware.tether_middleware`).
 
-    Hooks: ``before_agent``, ``wrap_tool_call``. State: ``tether_tool_stats`` (in the
-    output).
+    Hooks: ``wrap_model_call`` (a new run's stats start afresh), ``wrap_tool_call``: no
+    graph node of its own. State: ``tether_tool_stats`` (in the output).
     """
 
     state_schema = ToolStatsState  # type: ignore[assignment]
 
-    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return {"tether_tool_stats": Overwrite({})}
+    def wrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        return _started(request, handler(request))
 
-    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[ContextT],
+        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        return _started(request, await handler(request))
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
@@ -74,6 +84,17 @@ class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, R
         start = time.perf_counter()
         result = await handler(request)
         return _counted(request, result, time.perf_counter() - start)
+
+
+def _started(
+    request: ModelRequest[Any], response: ModelResponse[Any]
+) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    """At a run's first model call, the stats start afresh."""
+    if not starts_run(request.state):
+        return response
+    return ExtendedModelResponse(
+        model_response=response, command=Command(update={"tether_tool_stats": Overwrite({})})
+    )
 
 
 def _counted(request: ToolCallRequest, result: ToolResponse, latency: float) -> ToolResponse:

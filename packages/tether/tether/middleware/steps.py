@@ -19,21 +19,18 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     PrivateStateAttr,
     ResponseT,
-    hook_config,
 )
 from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.runtime import Runtime
 from langgraph.types import Command
 
 from tether.decisions import policy, stops
-from tether.middleware.closing import close_if_asked
+from tether.middleware.closing import Plan, plan_call
 from tether.middleware.common import (
     TetherState,
-    act_on_stop,
     as_settings,
     counted,
-    new_run,
+    run_view,
     step_record,
     tool_message,
     tool_result,
@@ -96,12 +93,6 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def steps(self, state: Any) -> list[StepRecord]:
         return by_step(list(state.get(self.field) or []))
 
-    def before_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return {**new_run(), self.field: []}
-
-    async def abefore_agent(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_agent(state, runtime)
-
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
     ) -> ToolResponse:
@@ -115,21 +106,33 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         result = await handler(request)
         return recorded(request, result, self.field, self.window(), self.settings)
 
-    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        """The request as this middleware sends it on."""
-        return request
+    def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
+        """The call as this middleware makes it, and its update (a new run's fields, the
+        step counted)."""
+        view, update = run_view(request.state, {self.field: []})
+        return self.prepared(request, view), update | counted(view)
+
+    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
+        """The request as this middleware sends it on (``view``: the run's state)."""
+        return Plan(request)
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
-    ) -> ExtendedModelResponse[Any]:
-        plan = close_if_asked(self.prepared(request))
-        return plan.finish(handler(plan.request), counted(request))
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        plan, update = self.plan(request)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
+        return plan.finish(handler(plan.request), update)
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
-    ) -> ExtendedModelResponse[Any]:
-        plan = close_if_asked(self.prepared(request))
-        return plan.finish(await handler(plan.request), counted(request))
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        plan, update = self.plan(request)
+        stop = plan.stopped(update)
+        if stop is not None:
+            return stop
+        return plan.finish(await handler(plan.request), update)
 
 
 class CircuitBreakerState(TetherState[ResponseT]):
@@ -148,29 +151,23 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
     Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
     place is one step, and its exhausted retries one failure.
 
-    Hooks: ``before_agent``, ``before_model`` (can jump to the end), ``wrap_model_call``
-    (the note; the last answer), ``wrap_tool_call``. State: the run's last steps (private).
-    Settings: ``switch_after_failures``, ``breaker_failures``, ``cap_answer``.
+    Hooks: ``wrap_model_call`` (the note; the last answer, or the stop message in place of
+    the call), ``wrap_tool_call``: no graph node of its own. State: the run's last steps
+    (private). Settings: ``switch_after_failures``, ``breaker_failures``, ``cap_answer``.
     """
 
     state_schema = CircuitBreakerState  # type: ignore[assignment]
     field = "tether_history"
 
-    @hook_config(can_jump_to=["end"])
-    def before_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        steps = self.steps(state)
+    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
+        """The call with the failures' note; at the breaker (or at a stop the tools left
+        pending), the last answer's call, or none."""
+        steps = self.steps(view)
         failures = streak(steps, FAILURE_KINDS)
-        verdict = state.get("tether_stop") or stops.breaker(steps, failures, self.settings)
-        return act_on_stop(state, verdict, self.settings)
-
-    @hook_config(can_jump_to=["end"])
-    async def abefore_model(self, state: Any, runtime: Runtime[ContextT]) -> dict[str, Any] | None:
-        return self.before_model(state, runtime)
-
-    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        steps = self.steps(request.state)
-        hint = stops.switch_hint(steps, streak(steps, FAILURE_KINDS), self.settings)
-        return with_note(request, hint, "failures") if hint else request
+        hint = stops.switch_hint(steps, failures, self.settings)
+        noted = with_note(request, hint, "failures") if hint else request
+        verdict = view.get("tether_stop") or stops.breaker(steps, failures, self.settings)
+        return plan_call(noted, verdict, self.settings)
 
 
 class CalmTemperatureState(TetherState[ResponseT]):
@@ -184,9 +181,8 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
     a row succeeded (explore less once the run is going well). The request's
     ``model_settings`` carry it, as LangChain binds them to the model.
 
-    Hooks: ``before_agent``, ``wrap_model_call``, ``wrap_tool_call``. State: the run's last
-    steps (private). Settings: ``temperature``, ``calm_temperature``,
-    ``calm_after_successes``.
+    Hooks: ``wrap_model_call``, ``wrap_tool_call``. State: the run's last steps (private).
+    Settings: ``temperature``, ``calm_temperature``, ``calm_after_successes``.
     """
 
     state_schema = CalmTemperatureState  # type: ignore[assignment]
@@ -195,9 +191,8 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
     def window(self) -> int:
         return self.settings.calm_after_successes
 
-    def prepared(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
-        successes = streak(self.steps(request.state), frozenset({"success"}))
+    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
+        successes = streak(self.steps(view), frozenset({"success"}))
         temperature = stops.temperature_for(successes, self.settings)
-        return request.override(
-            model_settings={**request.model_settings, "temperature": temperature}
-        )
+        settings = {**request.model_settings, "temperature": temperature}
+        return Plan(request.override(model_settings=settings))
