@@ -29,7 +29,9 @@ from tether.middleware import (
     CircuitBreakerMiddleware,
     FinalAnswerCheckMiddleware,
     RepeatGuardMiddleware,
+    TetherMiddleware,
     TokenBudgetMiddleware,
+    ToolStatsMiddleware,
     tether_middleware,
 )
 from tether.testing import ScriptedChatModel
@@ -144,6 +146,41 @@ def test_no_control_adds_a_graph_node(retries: bool) -> None:
     retry = [ToolRetryMiddleware(max_retries=1)] if retries else []
     agent, _ = agent_with([], [lookup_order], tether_middleware(retries=retry))
     assert set(agent.get_graph().nodes) == {"__start__", "model", "tools", "__end__"}
+
+
+def separate(settings: AgentSettings | None = None) -> list[Any]:
+    """tether's middleware as create_agent would run them one by one, in the same order."""
+    settings = settings or AgentSettings()
+    return [
+        CircuitBreakerMiddleware(settings),
+        CalmTemperatureMiddleware(settings),
+        FinalAnswerCheckMiddleware(settings),
+        ToolStatsMiddleware(),
+        TokenBudgetMiddleware(settings),
+        RepeatGuardMiddleware(settings),
+    ]
+
+
+def test_composed_or_one_by_one_the_controls_act_alike() -> None:
+    """TetherMiddleware nests its parts as create_agent nests middleware: the same run,
+    note for note, either way (the repeat guard, the breaker and its answer, the check)."""
+    settings = AgentSettings(breaker_failures=2)
+    replies = [
+        "ORD-2024-001 is refunded.",
+        call("lookup_order", 1, order_id="ORD-2024-001"),
+        call("lookup_order", 2, order_id="ORD-2024-001"),
+        *[call("fetch", i, url=f"https://x/{i}") for i in range(3, 6)],
+        "I could not fetch it.",
+    ]
+    outs, seen = [], []
+    for middleware in (tether_middleware(settings), separate(settings)):
+        runs.clear()
+        agent, model = agent_with(list(replies), [lookup_order, fetch], middleware)
+        out = agent.invoke(ask())
+        outs.append(([m.text for m in out["messages"]], out["tether_status"], out["tether_reason"]))
+        seen.append([c.kwargs.get("temperature") for c in model.calls] + notes_seen(model))
+    assert outs[0] == outs[1] and seen[0] == seen[1]
+    assert outs[0][1] == "failed" and outs[0][2].endswith("an answer was asked for at the cap")
 
 
 def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() -> None:
@@ -285,13 +322,15 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     assert out.get("tether_status") is None
 
 
-def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
+@pytest.mark.parametrize("composed", [True, False])
+def test_the_budget_counts_an_answer_sent_back_within_the_step(composed: bool) -> None:
     """The second call of a step that sent an answer back is checked with the first one's
     usage counted, though the state does not hold it yet."""
     settings = AgentSettings(token_budget=600, cap_answer=False)
     spent = {"input_tokens": 570, "output_tokens": 20, "total_tokens": 590}
     replies = [AIMessage("It has shipped.", usage_metadata=spent), "It has shipped, surely."]
-    middleware = [FinalAnswerCheckMiddleware(settings), TokenBudgetMiddleware(settings)]
+    parts = [FinalAnswerCheckMiddleware(settings), TokenBudgetMiddleware(settings)]
+    middleware = [TetherMiddleware(parts)] if composed else parts
     agent, model = agent_with(replies, [lookup_order], middleware)
     out = agent.invoke(ask())
     assert len(model.calls) == 1 and out["tether_status"] == "partial"

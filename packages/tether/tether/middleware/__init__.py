@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool  # noqa: E402
 from tether.memory.tokens import TokenCounter  # noqa: E402
 from tether.middleware.budget import TokenBudgetMiddleware  # noqa: E402
 from tether.middleware.common import TetherState  # noqa: E402
+from tether.middleware.composed import TetherMiddleware  # noqa: E402
 from tether.middleware.final import FinalAnswerCheckMiddleware  # noqa: E402
 from tether.middleware.repeat import RepeatGuardMiddleware  # noqa: E402
 from tether.middleware.stats import ToolStatsMiddleware  # noqa: E402
@@ -36,6 +37,7 @@ __all__ = [
     "CircuitBreakerMiddleware",
     "FinalAnswerCheckMiddleware",
     "RepeatGuardMiddleware",
+    "TetherMiddleware",
     "TetherState",
     "TokenBudgetMiddleware",
     "ToolStatsMiddleware",
@@ -62,6 +64,10 @@ def tether_middleware(
     7. :class:`RepeatGuardMiddleware`, innermost, answers a write's failure with a result
        before any retry sees it: a write is never retried blind.
 
+    They come composed in one :class:`TetherMiddleware` (``create_agent`` adds a tracing
+    span around each middleware's hooks on every call, which would cost more than the
+    controls); with ``retries``, the repeat guard follows them in a layer of its own.
+
     ``settings``: tether's :class:`~tether.AgentSettings` (the defaults when unset); ``tools``:
     the agent's tools, for the final-answer check (else it learns them from the requests);
     ``counter``: the budget's token counter (tiktoken offline by default). LangChain's
@@ -69,12 +75,14 @@ def tether_middleware(
     ones the operator approved or edited.
     """
     settings = settings if settings is not None else AgentSettings()
-    return [
+    outer: list[AgentMiddleware[Any, Any, Any]] = [
         CircuitBreakerMiddleware(settings),
         CalmTemperatureMiddleware(settings),
         FinalAnswerCheckMiddleware(settings, tools=tools),
         ToolStatsMiddleware(),
         TokenBudgetMiddleware(settings, counter=counter),
-        *retries,
-        RepeatGuardMiddleware(settings),
     ]
+    guard = RepeatGuardMiddleware(settings)
+    if not retries:
+        return [TetherMiddleware([*outer, guard])]
+    return [TetherMiddleware(outer), *retries, guard]
