@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 10300
+MAX_CORE_LINES = 10400
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -41,8 +41,9 @@ model and tool call wrappers, so that no control adds a graph node per step (a r
 reset at its first model call, a stop answered in place of the call, the final-answer
 check's second call made in the same step), added about 110; composing them under one
 wrapper (middleware/composed.py, about 170), since create_agent traces each middleware's
-wrappers on every call, at more CPU than the controls themselves. The cap stays, so further
-growth is argued for here."""
+wrappers on every call, at more CPU than the controls themselves; and about 50 so that a
+tool call is read once for every control, and a message counted once per run. The cap
+stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once

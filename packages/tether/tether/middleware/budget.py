@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -25,14 +26,7 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from tether.decisions import policy
 from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
 from tether.middleware.closing import Plan, closed, closing_of, is_closed, plan_call
-from tether.middleware.common import (
-    STOP_ID,
-    TetherState,
-    as_settings,
-    last_reply,
-    latest,
-    run_view,
-)
+from tether.middleware.common import STOP_ID, TetherState, as_settings, last_reply, run_view
 from tether.settings import AgentSettings
 from tether.state import Usage, Verdict, add_usage
 
@@ -41,7 +35,7 @@ AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 
 
 class TokenBudgetState(TetherState[ResponseT]):
-    tether_usage: NotRequired[Annotated[Usage | None, PrivateStateAttr, latest]]
+    tether_usage: NotRequired[Annotated[Usage | None, PrivateStateAttr]]
     """Tokens this run spent: the server's usage, or a count when it reports none."""
 
 
@@ -66,7 +60,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         super().__init__()
         self.settings = as_settings(settings)
         self.counter = counter or TiktokenCounter()
-        self._schemas: dict[int, tuple[Any, int]] = {}
+        self._counted: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
@@ -140,22 +134,24 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
-        calls = " ".join(
-            _call_text(message) for message in messages if isinstance(message, AIMessage)
-        )
-        schemas = sum(self._schema_tokens(tool) for tool in request.tools)
+        schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return (
-            count_messages(self.counter, messages) + self.counter.count(calls) + schemas + overhead
-        )
+        return sum(map(self.message_tokens, messages)) + schemas + overhead
 
-    def _schema_tokens(self, tool: BaseTool | dict[str, Any]) -> int:
-        cached = self._schemas.get(id(tool))
-        if cached is not None and cached[0] is tool:
-            return cached[1]
-        text = json.dumps(convert_to_openai_tool(tool), ensure_ascii=False)
-        tokens = self.counter.count(text)
-        self._schemas[id(tool)] = (tool, tokens)
+    def message_tokens(self, message: BaseMessage) -> int:
+        """One message as :func:`tether.memory.count_messages` counts it, with its tool calls'
+        names and arguments; kept while the message lives (a run's messages are counted
+        again at every step)."""
+        key = id(message)
+        kept = self._counted.get(key)
+        if kept is not None and kept[0]() is message:
+            return kept[1]
+        tokens = count_messages(self.counter, [message])
+        if isinstance(message, AIMessage) and message.tool_calls:
+            tokens += self.counter.count(_call_text(message))
+        counted = self._counted
+        gone = weakref.ref(message, lambda _: counted.pop(key, None))
+        counted[key] = (gone, tokens)
         return tokens
 
     def _usage(
@@ -192,6 +188,23 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             "output_tokens": written,
             "total_tokens": tokens + written,
         }
+
+
+SCHEMAS_KEPT = 256
+_schemas: dict[int, tuple[BaseTool | dict[str, Any], str]] = {}
+
+
+def schema_text(tool: BaseTool | dict[str, Any]) -> str:
+    """The tool's schema as the model is sent it (OpenAI's JSON), kept per tool object:
+    building it takes longer than a model step's own work."""
+    kept = _schemas.get(id(tool))
+    if kept is not None and kept[0] is tool:
+        return kept[1]
+    text = json.dumps(convert_to_openai_tool(tool), ensure_ascii=False)
+    if len(_schemas) >= SCHEMAS_KEPT:
+        _schemas.clear()
+    _schemas[id(tool)] = (tool, text)
+    return text
 
 
 def _call_text(message: AIMessage) -> str:

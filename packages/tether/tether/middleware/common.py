@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
-from typing import Annotated, Any, NotRequired
+from collections.abc import Callable, Mapping
+from typing import Annotated, Any, NotRequired, TypeVar, cast
 
 from langchain.agents.middleware.types import (
     AgentState,
@@ -35,6 +35,8 @@ from tether.llm.parsing import call_fingerprint
 from tether.settings import AgentSettings
 from tether.state import STATUSES, TOOL_ERROR_TYPES, Proposal, StepRecord, ToolResult, Verdict
 from tether.tools.envelope import LOOP_ORIGIN
+
+T = TypeVar("T")
 
 NOTE_ID = "tether-note-"
 """Ids of the messages tether adds to a model request (never to the state, but for the
@@ -182,17 +184,40 @@ def responded(
 # --- a tool call and its outcome --------------------------------------------------------------
 
 
+MEMO_SIZE = 64
+"""Tool calls whose reading is kept: more than one step's parallel calls."""
+_memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+
+
+def memo(kind: str, objects: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """``make()``, computed once for the same ``objects`` (the same objects, not equal ones):
+    each tether middleware reads the same tool call and its answer, and reads them alike."""
+    key = (kind, *map(id, objects))
+    hit = _memo.get(key)
+    if hit is not None:  # the memo holds the objects, so no other object has their ids
+        return cast(T, hit[1])
+    value = make()
+    if len(_memo) >= MEMO_SIZE:
+        _memo.clear()
+    _memo[key] = (objects, value)
+    return value
+
+
 def proposal_of(request: ToolCallRequest) -> Proposal:
     """The call as the loop's decisions see it: tool, arguments and fingerprint."""
     call = request.tool_call
-    name, arguments = call["name"], dict(call.get("args") or {})
-    return {
-        "kind": "action",
-        "thought": "",
-        "tool": name,
-        "arguments": arguments,
-        "fingerprint": call_fingerprint(request.tool, name, arguments),
-    }
+
+    def read() -> Proposal:
+        name, arguments = call["name"], dict(call.get("args") or {})
+        return {
+            "kind": "action",
+            "thought": "",
+            "tool": name,
+            "arguments": arguments,
+            "fingerprint": call_fingerprint(request.tool, name, arguments),
+        }
+
+    return {**memo("proposal", (call, request.tool), read)}
 
 
 def tool_message(result: ToolMessage | Command[Any], call_id: str | None) -> ToolMessage | None:
@@ -212,6 +237,10 @@ def tool_result(message: ToolMessage | None, tool: BaseTool | None) -> ToolResul
     tool's text shaped like a tether envelope (a tool of a tether registry) is read as one,
     though it may only claim a tool's own kinds of failure; else an error status fails the
     call (an unknown tool when no tool of that name is registered)."""
+    return memo("result", (message, tool), lambda: _outcome(message, tool))
+
+
+def _outcome(message: ToolMessage | None, tool: BaseTool | None) -> ToolResult:
     if message is None:
         return {"status": "error", "message": "", "meta": {"error_type": "tool_error"}}
     mark = message.additional_kwargs.get(MARK)
@@ -240,11 +269,17 @@ def step_record(
 ) -> StepRecord:
     """The step the call makes, as :func:`tether.decisions.policy.classify` judges it (a
     call tether answered itself is the gate's recall, repeat or refusal)."""
-    proposal = proposal_of(request)
-    kind = result["meta"].get("error_type")
-    if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
-        proposal["gate"] = kind
-    return policy.classify(step_of(request.state), proposal, result, None, settings)
+    step = step_of(request.state)
+
+    def judged() -> StepRecord:
+        proposal = proposal_of(request)
+        kind = result["meta"].get("error_type")
+        if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
+            proposal["gate"] = kind
+        return policy.classify(step, proposal, result, None, settings)
+
+    key = (request.tool_call, request.tool, result, settings)
+    return {**memo(f"step-{step}", key, judged)}
 
 
 def with_update(

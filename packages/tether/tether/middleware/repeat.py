@@ -76,7 +76,7 @@ class RepeatGuardState(TetherState[ResponseT]):
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
     tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
-    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr, latest]]
+    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr]]
     """The run replayed that write itself, before an answer (once per run)."""
 
 

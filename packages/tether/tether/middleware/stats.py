@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -33,7 +32,7 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     stats = dict(current or {})
     kept = ToolStats(**stats.get(call["tool"], {}))
     kept.record(call["ok"], call["latency_s"], None)
-    stats[call["tool"]] = dataclasses.asdict(kept)
+    stats[call["tool"]] = dict(vars(kept))  # its fields are plain values
     return stats
 
 
