@@ -32,6 +32,7 @@ from tether.middleware import (
     TetherMiddleware,
     TokenBudgetMiddleware,
     ToolStatsMiddleware,
+    answer_of,
     tether_middleware,
 )
 from tether.testing import ScriptedChatModel
@@ -134,6 +135,7 @@ def test_a_repeated_call_is_answered_from_its_record_then_the_run_ends(mode: str
     assert out["tether_status"] == "no_progress"
     assert "again after 1 note(s)" in out["tether_reason"]
     assert len(model.calls) == 3 and isinstance(out["messages"][-1], AIMessage)
+    assert answer_of(out) is None  # tether's stop message is no answer
     assert out["tether_tool_stats"]["lookup_order"]["usage_count"] == 1
     if mode != "stream":  # streamed values are the whole state, private fields too
         assert not {"tether_calls", "tether_step"} & set(out)
@@ -230,7 +232,7 @@ def test_the_breaker_warns_then_opens_with_an_answer_asked_for(mode: str) -> Non
     assert out["tether_status"] == "failed"
     assert out["tether_reason"].startswith("circuit breaker: 4 consecutive failed steps")
     assert out["tether_reason"].endswith("an answer was asked for at the cap")
-    assert out["messages"][-1].text == "I could not fetch it."
+    assert out["messages"][-1].text == answer_of(out) == "I could not fetch it."
 
 
 def test_without_cap_answer_the_breaker_ends_the_run_before_the_call() -> None:

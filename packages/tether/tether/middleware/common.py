@@ -169,6 +169,17 @@ def last_reply(messages: list[BaseMessage]) -> AIMessage | None:
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
 
 
+def answer_of(state: Mapping[str, Any]) -> str | None:
+    """The run's answer: the text of its last message, when the model wrote it (an answer
+    tether asked for at a cap included); None when the run ended without one (tether's
+    stop message, or a last message that is not the model's answer)."""
+    messages = state.get("messages") or []
+    last = messages[-1] if messages else None
+    if not isinstance(last, AIMessage) or last.tool_calls or str(last.id).startswith(STOP_ID):
+        return None
+    return last.text or None
+
+
 def responded(
     response: ModelResponse[Any], update: dict[str, Any]
 ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
