@@ -12,6 +12,7 @@ from tether.errors import TransientToolError
 from tether_bench.agents import VARIANTS, BenchAgent, ChatSettings, make_agent
 from tether_bench.agents.agent_executor import AgentExecutorAgent
 from tether_bench.agents.create_agent import CreateAgentAgent
+from tether_bench.agents.create_agent_tether import CreateAgentTetherAgent
 from tether_bench.agents.lc_tools import registry_tools
 from tether_bench.agents.tether_agent import (
     TERMINATIONS,
@@ -34,6 +35,7 @@ AGENTS: dict[str, BenchAgent] = {
     "agent_executor": AgentExecutorAgent(harness=NO_WAIT, sleep=lambda _: None),
     "create_agent": CreateAgentAgent(harness=NO_WAIT),
     "create_agent_stock": CreateAgentAgent(harness=NO_WAIT, middleware=False, sleep=lambda _: None),
+    "create_agent_tether": CreateAgentTetherAgent(harness=NO_WAIT),
 }
 
 
@@ -71,9 +73,11 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     record, passed = run(agent, scenario, clean_sim, worlds)
     assert passed, (record.termination, record.termination_reason, record.answer)
     assert [c.tool for c in record.tool_calls] == [a.tool for a in scenario.gold_actions]
-    # tether sends a refusal made without looking anything up back once (its final-answer
-    # check: the task names P001, which get_product can look up); the refusal comes again
-    again = int(agent.startswith("tether") and not scenario.gold_actions)
+    # tether (and its middleware) sends a refusal made without looking anything up back once
+    # (its final-answer check: the task names P001, which get_product can look up); the
+    # refusal comes again
+    checked = agent.startswith("tether") or agent == "create_agent_tether"
+    again = int(checked and not scenario.gold_actions)
     assert record.steps == len(scenario.gold_actions) + 1 + again
     asked = [c.asked_tool for c in record.model_calls]
     assert asked == [True] * len(scenario.gold_actions) + [False] * (1 + again)
@@ -85,7 +89,7 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     assert [(a.tool, a.approved) for a in record.approvals] == [(w, True) for w in writes]
 
 
-@pytest.mark.parametrize("agent", list(AGENTS))
+@pytest.mark.parametrize("agent", [a for a in AGENTS if a != "create_agent_tether"])
 def test_transient_payment_failures_are_retried_in_place_by_every_agent(
     agent: str, by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
 ) -> None:
@@ -96,6 +100,19 @@ def test_transient_payment_failures_are_retried_in_place_by_every_agent(
     pay = [c for c in record.tool_calls if c.tool == "pay_order"]
     assert [c.status for c in pay] == ["error", "error", "success"]
     assert len({c.turn for c in pay}) == 1  # one model turn, retried in place
+
+
+def test_tethers_middleware_settles_a_failed_payment_by_replaying_it(
+    by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
+) -> None:
+    """In create_agent_tether the retry policy reaches the reads only: a write's transient
+    failure comes back with its outcome unknown, never retried in place, and is settled by
+    calling it again with the same arguments in a later turn."""
+    scenario = by_id["fault-pay-02"]  # the payment API fails twice with 503
+    record, _ = run("create_agent_tether", scenario, clean_sim, worlds)
+    pay = [c for c in record.tool_calls if c.tool == "pay_order"]
+    assert [c.status for c in pay] == ["error", "error", "success"]
+    assert len({c.turn for c in pay}) == 3 and len({str(c.arguments) for c in pay}) == 1
 
 
 def test_wrapped_tools_answer_with_the_registry_envelope(worlds: WorldFactory) -> None:
@@ -206,11 +223,14 @@ def test_a_run_over_the_token_budget_is_partial_with_no_answer(
     clean, failures = run_with(10**9, trial=1)
     assert clean.termination == "completed" and not failures, (clean.termination, failures)
     budget = clean.model_calls[0].total_tokens  # exactly at the budget after the first call
+    if variant == "create_agent_tether":  # tether's middleware keeps a last reply's room
+        budget += ChatSettings(base_url=url, model="m").max_tokens
     record, failures = run_with(budget, trial=2)
     assert record.termination == "partial", (record.termination, record.termination_reason)
     assert f"token budget {budget}" in record.termination_reason
     assert record.answer is None
     assert "no final answer" in failures
     assert any(f.startswith("ended with partial") for f in failures), failures
-    if variant != "tether":  # the harness's guard stops after the call that crosses it
+    if variant not in ("tether", "create_agent_tether"):
+        # the harness's guard stops after the call that crosses it; tether's budget, before
         assert record.total_tokens > budget

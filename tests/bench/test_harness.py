@@ -63,22 +63,33 @@ def test_the_budget_guard_stops_once_the_total_is_exceeded() -> None:
         guard.on_llm_end(_result(1))
 
 
-def _looping_model(n: int, react: bool) -> ScriptedChatModel:
-    """A model that asks for the same lookup forever (more replies than any cap)."""
+def _looping_model(n: int, react: bool, *, same: bool = True) -> ScriptedChatModel:
+    """A model that asks for the same lookup forever (more replies than any cap); ``same``
+    False: a lookup of another order each time."""
     if react:
         reply = 'Thought: look\nAction: query_order\nAction Input: {"order_id": "ORD-2024-001"}'
         return ScriptedChatModel(responses=[reply] * n)
-    call = {"name": "query_order", "args": {"order_id": "ORD-2024-001"}, "id": "c"}
+    orders = [f"ORD-2024-{1 if same else i + 1:03d}" for i in range(n)]
     return ScriptedChatModel(
-        responses=[AIMessage(content="", tool_calls=[{**call, "id": f"c{i}"}]) for i in range(n)]
+        responses=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "query_order", "args": {"order_id": o}, "id": f"c{i}"}],
+            )
+            for i, o in enumerate(orders)
+        ]
     )
 
 
-@pytest.mark.parametrize("variant", ["agent_executor", "create_agent", "create_agent_stock"])
+@pytest.mark.parametrize(
+    "variant", ["agent_executor", "create_agent", "create_agent_stock", "create_agent_tether"]
+)
 def test_baselines_stop_at_the_step_cap(variant: str, worlds: WorldFactory) -> None:
     harness = Harness(step_cap=4, token_budget=10**9)
     agent = make_agent(variant, harness)
-    model = _looping_model(20, react=variant.startswith("agent_executor"))
+    # tether's repeat guard would end a loop of the same call first (the next test)
+    same = variant != "create_agent_tether"
+    model = _looping_model(20, react=variant.startswith("agent_executor"), same=same)
     scenario = Scenario(
         id="loop", category="db", language="en", task="Status of ORD-2024-001?", gold_answer="x"
     )
@@ -88,6 +99,22 @@ def test_baselines_stop_at_the_step_cap(variant: str, worlds: WorldFactory) -> N
         outcome = agent.execute(scenario, registry, model, chat)  # type: ignore[arg-type]
     assert outcome.termination == "max_steps", outcome
     assert len(model.calls) == harness.step_cap
+
+
+def test_tethers_middleware_ends_a_loop_of_the_same_call_before_the_cap(
+    worlds: WorldFactory,
+) -> None:
+    agent = make_agent("create_agent_tether", Harness(step_cap=6, token_budget=10**9))
+    model = _looping_model(20, react=False)
+    scenario = Scenario(
+        id="loop", category="db", language="en", task="Status of ORD-2024-001?", gold_answer="x"
+    )
+    chat = ChatSettings(base_url="http://127.0.0.1:9/v1", model="unused")
+    with worlds.fresh() as world:
+        registry = RecordingRegistry.wrap(world.registry(), RunRecorder())
+        outcome = agent.execute(scenario, registry, model, chat)  # type: ignore[arg-type]
+    assert outcome.termination == "no_progress" and outcome.answer is None, outcome
+    assert len(model.calls) == 3 and len(registry.recorder.tool_calls) == 1
 
 
 def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) -> None:

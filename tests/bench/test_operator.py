@@ -14,6 +14,7 @@ from tether.tools.marks import has_side_effects
 from tether_bench.agents import BenchAgent, ChatSettings
 from tether_bench.agents.agent_executor import AgentExecutorAgent
 from tether_bench.agents.create_agent import CreateAgentAgent
+from tether_bench.agents.create_agent_tether import CreateAgentTetherAgent
 from tether_bench.agents.gold import Script, ScriptedAgent
 from tether_bench.agents.tether_agent import TetherAgent
 from tether_bench.harness import Harness
@@ -40,6 +41,7 @@ AGENTS: dict[str, tuple[BenchAgent, str]] = {
     ),
     "create_agent": (CreateAgentAgent(harness=NO_WAIT), "tools"),
     "create_agent_stock": (CreateAgentAgent(harness=NO_WAIT, middleware=False), "tools"),
+    "create_agent_tether": (CreateAgentTetherAgent(harness=NO_WAIT), "tools"),
 }
 _ids = itertools.count()
 

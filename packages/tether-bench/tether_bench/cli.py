@@ -21,7 +21,9 @@ if TYPE_CHECKING:
     from tether_bench.options import BenchOptions
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
-DEFAULT_AGENTS = "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock"
+DEFAULT_AGENTS = (
+    "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock,create_agent_tether"
+)
 
 
 def _split(text: str) -> list[str]:

@@ -1,7 +1,9 @@
 """The benchmarked agents, by name, behind one interface (:class:`BenchAgent`).
 
 Each baseline comes twice: as its docs recommend (``agent_executor``, ``create_agent``) and
-stock (``*_stock``), so the report separates what output repair and control middleware bring.
+stock (``*_stock``), so the report separates what output repair and control middleware bring;
+``create_agent_tether`` is the recommended create_agent with tether's middleware added, so it
+shows what tether's controls bring to an agent that keeps its own loop.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ VARIANTS: tuple[str, ...] = (
     "agent_executor_stock",
     "create_agent",
     "create_agent_stock",
+    "create_agent_tether",
 )
 AGENT_NAMES = VARIANTS
 
@@ -51,6 +54,12 @@ def _create_agent(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
     return make
 
 
+def _create_agent_tether(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether_bench.agents.create_agent_tether import CreateAgentTetherAgent
+
+    return CreateAgentTetherAgent(harness=harness)
+
+
 def _gold(harness: Harness, protocol: str | None) -> BenchAgent:
     from tether_bench.agents.gold import GoldReplayAgent
 
@@ -64,6 +73,7 @@ FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
     "agent_executor_stock": _agent_executor(stock=True),
     "create_agent": _create_agent(stock=False),
     "create_agent_stock": _create_agent(stock=True),
+    "create_agent_tether": _create_agent_tether,
     "gold": _gold,
 }
 

@@ -31,6 +31,7 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 from langchain_core.messages import AIMessage
+from langchain_core.tools import BaseTool
 from langchain_openai import ChatOpenAI
 from langgraph.errors import GraphRecursionError
 from tether import TransientToolError
@@ -154,7 +155,7 @@ class CreateAgentAgent(BenchAgent):
             model,
             tools,
             system_prompt=SYSTEM_PROMPT,
-            middleware=[*self.build_middleware(), approval_gate(desk)],
+            middleware=self.agent_middleware(desk, tools, chat),
             checkpointer=checkpointer,
         )
         task = {"messages": [{"role": "user", "content": scenario.task}]}
@@ -169,6 +170,16 @@ class CreateAgentAgent(BenchAgent):
             )
         except GraphRecursionError as exc:
             return Outcome(termination="max_steps", reason=f"recursion limit: {exc}"[:300])
+        return self.outcome_of(state)
+
+    def agent_middleware(
+        self, desk: ApprovalDesk, tools: list[BaseTool], chat: ChatSettings
+    ) -> list[AgentMiddleware[Any, Any, Any]]:
+        """The run's middleware: the recommended ones, then the approval gate."""
+        return [*self.build_middleware(), approval_gate(desk)]
+
+    def outcome_of(self, state: dict[str, Any]) -> Outcome:
+        """The final state's outcome: the last message's answer, or the limit that ended it."""
         messages = state.get("messages", [])
         last = messages[-1] if messages else None
         if not isinstance(last, AIMessage):

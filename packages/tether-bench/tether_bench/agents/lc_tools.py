@@ -1,8 +1,10 @@
 """The registry's tools as LangChain tools, so the baselines call exactly what tether calls.
 
 Each :class:`RegistryTool` has the registry tool's name, description and args_schema (what the
-model is shown) and hands the raw arguments to ``registry.invoke``, which validates them and
-answers with the same envelope tether sees, returned as JSON text. LangChain's own argument
+model is shown) and its metadata (a write tool's ``side_effects`` mark, which tether's
+middleware reads and LangChain's own agents do not), and hands the raw arguments to
+``registry.invoke``, which validates them and answers with the same envelope tether sees,
+returned as JSON text. LangChain's own argument
 validation is bypassed on purpose: otherwise a bad argument would be a LangChain exception for
 the baselines and an envelope for tether, and tool behaviour would differ.
 
@@ -123,6 +125,7 @@ def registry_tools(
             name=tool.name,
             description=tool.description,
             args_schema=tool.args_schema,
+            metadata=tool.metadata,
             registry=registry,
             text_input=text_input,
             raise_transient=raise_transient,

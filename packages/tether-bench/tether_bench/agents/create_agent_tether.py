@@ -1,0 +1,86 @@
+"""``create_agent`` as recommended, with tether's controls added as middleware.
+
+The agent is :mod:`tether_bench.agents.create_agent`'s, middleware and approval gate alike,
+with :func:`tether.middleware.tether_middleware` added in the order docs/middleware.md gives:
+the step and tool-call limits and ModelRetryMiddleware first, then LangChain's
+HumanInTheLoopMiddleware (so tether sees the calls the operator approved or edited), then
+tether's controls, with the recommended ToolRetryMiddleware placed inside them (a write's
+failure comes back as a result before the retry sees it: writes are never retried blind).
+
+tether's settings are built as the tether agent's are, from the harness (step cap, token
+budget, transient-retry policy) and the run's chat parameters (:func:`tether_settings`). The
+token budget is tether's own, checked before each call, so the harness's guard is off. The
+run's ids are create_agent's (``run_name``), so both meet the same payment ids.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
+from langchain_core.tools import BaseTool
+from tether import STATUSES, AgentSettings
+from tether.middleware import answer_of, tether_middleware
+
+from tether_bench.agents.base import ChatSettings, Sleep
+from tether_bench.agents.create_agent import CreateAgentAgent, approval_gate
+from tether_bench.agents.tether_agent import TERMINATIONS, tether_settings
+from tether_bench.gates import ApprovalDesk
+from tether_bench.harness import Harness, VariantSettings
+from tether_bench.records import Outcome
+
+
+class CreateAgentTetherAgent(CreateAgentAgent):
+    """create_agent with its recommended middleware and tether's."""
+
+    name = "create_agent_tether"
+    guards_budget = False
+    run_name = "create_agent"
+
+    def __init__(self, *, harness: Harness | None = None, sleep: Sleep | None = None) -> None:
+        super().__init__(harness=harness, middleware=True, sleep=sleep)
+
+    def tether_settings(self, chat: ChatSettings | None = None) -> AgentSettings:
+        """tether's settings for a run with ``chat`` (placeholders for the table)."""
+        chat = chat or ChatSettings(base_url="http://127.0.0.1:1/v1", model="m")
+        return tether_settings(
+            base_url=chat.base_url,
+            model=chat.model,
+            temperature=chat.temperature,
+            max_tokens=chat.max_tokens,
+            timeout=chat.timeout,
+            harness=self.harness,
+        )
+
+    def agent_middleware(
+        self, desk: ApprovalDesk, tools: list[BaseTool], chat: ChatSettings
+    ) -> list[AgentMiddleware[Any, Any, Any]]:
+        recommended = self.build_middleware()
+        retries = [m for m in recommended if isinstance(m, ToolRetryMiddleware)]
+        outer = [m for m in recommended if not isinstance(m, ToolRetryMiddleware)]
+        controls = tether_middleware(self.tether_settings(chat), tools=tools, retries=retries)
+        return [*outer, approval_gate(desk), *controls]
+
+    def outcome_of(self, state: dict[str, Any]) -> Outcome:
+        """tether's ending when it ended the run (with the answer it asked for at a cap, if
+        any); else create_agent's."""
+        status = state.get("tether_status")
+        if status is None:
+            return super().outcome_of(state)
+        info = STATUSES.get(status)
+        reason = str(state.get("tether_reason") or "")
+        if info is None:
+            return Outcome(termination="error", reason=f"tether has no status {status!r}: {reason}")
+        termination = TERMINATIONS[info.status]
+        return Outcome(answer=answer_of(state), termination=termination, reason=reason[:500])
+
+    def settings(self) -> VariantSettings:
+        settings = self.tether_settings()
+        return dataclasses.replace(
+            super().settings(),
+            agent=self.name,
+            token_budget=settings.token_budget,
+            token_budget_by="tether's TokenBudgetMiddleware",
+            retry_by="ToolRetryMiddleware on reads; tether replays a write",
+        )
