@@ -6,7 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import signal
+import subprocess
+import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -546,3 +551,40 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
         assert all(f"{name}(" in source for name in calls), module.__name__
     for middleware in (RepeatGuardMiddleware, FinalAnswerCheckMiddleware):
         assert middleware.__module__.startswith("tether.middleware")
+
+
+# --- SIGKILL and resume ----------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.timeout(120)
+def test_a_run_killed_after_its_payment_resumes_in_a_new_process_and_pays_once(
+    tmp_path: Path,
+) -> None:
+    """create_agent with tether's middleware and a SQLite checkpointer, in a process that is
+    SIGKILLed just after the payment's result is saved; a new process resumes the thread and
+    its model proposes the payment again: the run's record, read back from the checkpoint,
+    answers it, so the payment API is not called again and the order is charged once."""
+    from tether_world import World
+
+    store, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
+    World.create(world_dir).close()
+    args = ["-m", "tests.middleware_kill_worker", "tether"]
+    where = [str(store), str(world_dir)]
+    root = Path(__file__).parent.parent
+    killed = subprocess.run(
+        [sys.executable, *args, "run", *where], cwd=root, capture_output=True, text=True
+    )
+    assert killed.returncode == -signal.SIGKILL, killed.stderr[-2000:]
+    resumed = subprocess.run(
+        [sys.executable, *args, "resume", *where], cwd=root, capture_output=True, text=True
+    )
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    out = json.loads(resumed.stdout.strip().splitlines()[-1])
+    first, again = out["payments"]
+    assert "succeeded" in first and "already called with these exact arguments" in again
+    assert out["last"] == "ORD-2024-001 is paid: 2328.02." and out["status"] is None
+    world = World.create(world_dir)
+    try:
+        charges = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]
+    finally:
+        world.close()
+    assert len(charges) == 1
