@@ -9,7 +9,7 @@ hits each alike; the table gives the medians and their ratio, and the median of 
 of each repeat's two samples (taken back to back, so less moved by a busy machine).
 
     uv run python benchmarks/middleware_overhead.py
-    uv run python benchmarks/middleware_overhead.py --repeats 21 --runs 5
+    uv run python benchmarks/middleware_overhead.py --repeats 61 --runs 5
     uv run python benchmarks/middleware_overhead.py --json      # the figures as JSON
 """
 
@@ -154,7 +154,7 @@ def table(report: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=31)
     parser.add_argument("--runs", type=int, default=3, help="runs per timed sample")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args()
