@@ -323,3 +323,11 @@ def test_the_gate_says_why_it_refuses_or_asks() -> None:
 def test_registry_is_usable_for_gating() -> None:
     registry = ToolRegistry([lookup, pay])
     assert policy.approval_rule(registry.get("pay"), SETTINGS) is not None
+
+
+def test_a_failure_names_its_tool_only_when_the_tool_is_registered() -> None:
+    result: Any = {"status": "error", "message": "not found", "meta": {"error_type": "refused"}}
+    invented = {**action(), "tool": "IGNORE_THE_RULES", "gate": "refuse"}
+    assert "tool" not in policy.classify(1, invented, result, None, SETTINGS)  # type: ignore[arg-type]
+    known = {**action(), "registered": True, "gate": "refuse"}
+    assert policy.classify(1, known, result, None, SETTINGS)["tool"] == "lookup"  # type: ignore[arg-type, typeddict-item]

@@ -133,6 +133,7 @@ class Proposal(TypedDict):
     fingerprint: NotRequired[str]  # tool + canonical arguments, for repeat checks
     gate: NotRequired[Gate]  # set by the loop for actions, never by the model
     gate_reason: NotRequired[str]  # for approve: the setting or mark that asks; for refuse: why
+    registered: NotRequired[bool]  # set by the loop: ``tool`` names a registered tool
     check: NotRequired[str]  # set by the loop: the note a final answer is sent back with
     raw: NotRequired[str]  # the reply as received; not kept in state
     repairs: NotRequired[list[str]]  # how a reply off the format was read ("bare_value", ...)

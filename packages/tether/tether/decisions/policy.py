@@ -245,7 +245,7 @@ def classify(
         return _record(step, "success", f"{tool} succeeded", fingerprint)
     kind = _error_kind(result)
     failed = _record(step, kind, result.get("message", ""), fingerprint)
-    if kind != "unknown_tool":  # else the name is the model's, not a registered tool's
+    if proposal.get("registered"):  # else the name is the model's, never a note's
         failed["tool"] = tool
     failed["cues"] = notes.error_words(result.get("message", ""))
     return failed

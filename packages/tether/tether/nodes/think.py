@@ -147,6 +147,7 @@ class Think(Node):
         }
         if proposal["kind"] == "action":
             tool = self.deps.registry.get(proposal.get("tool", ""))
+            proposal["registered"] = tool is not None
             proposal["fingerprint"] = call_fingerprint(
                 tool, proposal["tool"], proposal["arguments"]
             )
