@@ -135,3 +135,24 @@ def test_one_marker_says_how_much_was_cut_and_why() -> None:
     assert cut("short", 5, "why") == "short"
     assert cut("abcdefgh", 3, "over the cap") == "abc…[cut 5 of 8 characters: over the cap]"
     assert cut("abc", -1, "x") == "…[cut 3 of 3 characters: x]"
+
+
+def test_bare_view_shows_a_success_as_its_data_and_an_error_whole() -> None:
+    """The small-model view drops the success envelope (whose "success" SmolLM2 took for the
+    order's status) and keeps an error's envelope, which says what went wrong."""
+    from tether.memory.render import ResultView
+
+    ok: Any = {
+        "step": 1,
+        "tool": "query_order",
+        "arguments": {"order_id": "ORD-1"},
+        "result": {"status": "success", "data": {"status": "shipped"}, "meta": {"latency_s": 1}},
+    }
+    failed: Any = {**ok, "result": {"status": "error", "message": "no such order", "meta": {}}}
+    bare = ResultView(bare=True)
+    assert result_text(ok, view=bare).endswith('->\n{"status":"shipped"}')
+    assert "success" not in result_text(ok, view=bare)
+    assert "success" in result_text(ok)  # the whole envelope, as every other agent shows it
+    assert result_text(failed, view=bare) == result_text(failed)
+    long = {**ok, "result": {**ok["result"], "data": "x" * 50}}
+    assert "[cut" in result_text(long, view=ResultView(chars=10, bare=True))

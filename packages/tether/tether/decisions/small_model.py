@@ -18,6 +18,7 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from tether.decisions.toolpick import select_tools
+from tether.memory.render import ResultView
 from tether.settings import AgentSettings
 from tether.state import AgentState, call_key
 from tether.tools.marks import has_side_effects
@@ -40,11 +41,13 @@ def tool_limit(settings: AgentSettings) -> int | None:
     return SMALL_MODEL_TOOLS if settings.small_profile else None
 
 
-def result_cap(settings: AgentSettings) -> int | None:
-    """How many characters of one tool result the prompt shows, or None for all."""
-    if settings.result_chars is not None:
-        return settings.result_chars
-    return SMALL_MODEL_RESULT_CHARS if settings.small_profile else None
+def result_view(settings: AgentSettings) -> ResultView:
+    """How the prompt shows one tool result: under the profile a success as its data alone,
+    and at most ``result_chars`` characters (the profile's own cap when unset)."""
+    chars = settings.result_chars
+    if chars is None and settings.small_profile:
+        chars = SMALL_MODEL_RESULT_CHARS
+    return ResultView(chars=chars, bare=settings.small_profile)
 
 
 def final_only(state: AgentState, settings: AgentSettings) -> bool:

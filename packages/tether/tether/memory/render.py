@@ -48,6 +48,21 @@ class PromptFrame:
     tokens: int
 
 
+@dataclass(frozen=True)
+class ResultView:
+    """How the prompt shows a tool result: ``chars`` caps its characters (the rest is cut with
+    a visible marker); ``bare`` shows a success as its data alone, compact. SmolLM2 answered
+    "success" to a status question, reading the envelope's status instead of the order's,
+    and the envelope and the spaces cost prompt tokens, which on a CPU are most of a step."""
+
+    chars: int | None = None
+    bare: bool = False
+
+
+WHOLE = ResultView()
+"""The whole envelope, uncut."""
+
+
 @dataclass
 class RenderedPrompt:
     messages: list[BaseMessage]
@@ -69,14 +84,18 @@ def reasoning_text(entry: ReasoningEntry) -> str:
     return text
 
 
-def result_text(entry: ToolResultEntry, again: Sequence[int] = (), cap: int | None = None) -> str:
-    """One result; ``again``: the later steps where the same call returned the same, named
-    after the result so the text before it stays as it was (a server's prompt cache holds);
-    ``cap``: the characters of the result shown (the rest is cut with a visible marker)."""
+def result_text(entry: ToolResultEntry, again: Sequence[int] = (), view: ResultView = WHOLE) -> str:
+    """One result, shown as ``view`` says; ``again``: the later steps where the same call
+    returned the same, named after the result so the text before it stays as it was (a
+    server's prompt cache holds)."""
     args = json.dumps(entry["arguments"], ensure_ascii=False)
-    result = json.dumps(entry["result"], ensure_ascii=False)
-    if cap is not None:
-        result = cut_text(result, cap, SHORT_WHY)
+    outcome = entry["result"]
+    if view.bare and outcome["status"] == "success":
+        result = json.dumps(outcome.get("data"), ensure_ascii=False, separators=(",", ":"))
+    else:
+        result = json.dumps(outcome, ensure_ascii=False)
+    if view.chars is not None:
+        result = cut_text(result, view.chars, SHORT_WHY)
     text = f"[step {entry['step']}] {one_line(entry['tool'])}({args}) ->\n{result}"
     if again:
         label = "steps" if len(again) > 1 else "step"
@@ -110,10 +129,10 @@ def render_prompt(
     hints: list[str],
     budget: int,
     counter: TokenCounter,
-    result_chars: int | None = None,
+    view: ResultView = WHOLE,
 ) -> RenderedPrompt:
-    """Build [system, user] messages within ``budget`` tokens, each result shown up to
-    ``result_chars`` (its entry's token count was made with the same cap)."""
+    """Build [system, user] messages within ``budget`` tokens, each result shown as ``view``
+    says (its entry's token count was made with the same view)."""
     notes = [f"- {one_line(h)}" for h in hints]
     fixed = (
         frame.tokens
@@ -135,7 +154,7 @@ def render_prompt(
         tokens -= kept.pop(0)["tokens"] + SEPARATOR_TOKENS
         dropped += 1
 
-    texts = [result_text(entry, steps, result_chars) for entry, steps in shown]
+    texts = [result_text(entry, steps, view) for entry, steps in shown]
     cut: list[int] = []
     if tokens > budget and results:
         texts, tokens, cut = _cut_results(results, texts, tokens - budget, tokens, counter)

@@ -189,7 +189,7 @@ def _result_entry(
         "result": result,
         "tokens": 0,
     }
-    entry["tokens"] = counter.count(result_text(entry, cap=small_model.result_cap(settings)))
+    entry["tokens"] = counter.count(result_text(entry, view=small_model.result_view(settings)))
     return windowed([entry], settings.tool_window)
 
 

@@ -84,7 +84,7 @@ class Think(Node):
             hints=[*state.get("hints", []), *prepared.protocol.notes(offer)],
             budget=policy.prompt_budget(state, settings),
             counter=self.deps.counter_for(settings),
-            result_chars=small_model.result_cap(settings),
+            view=small_model.result_view(settings),
         )
         if rendered.dropped_reasoning or rendered.cut_results:
             emit(
