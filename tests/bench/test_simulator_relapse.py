@@ -158,6 +158,54 @@ def test_constrained_decoding_rules_out_the_faults_it_cannot_produce(
         assert sim.decisions(model_name(PAY, 0, "free"))[-1].fault == kind
 
 
+def test_a_decoder_that_admits_only_calls_rules_out_an_answer(flow: dict[str, Any]) -> None:
+    """Where the model would answer too early, or would answer at all, and the request's
+    schema (or tool_choice) admits only a call, it writes a call: the planned one."""
+    from tether.llm.structured import response_format
+
+    scenario = flow["scenario"]
+    body = request("tether", scenario.task, flow["tools"], [])
+    calls_only = {
+        **body,
+        "response_format": response_format(flow["registry_tools"], calls_only=True),
+    }
+    answerable = {**body, "response_format": response_format(flow["registry_tools"])}
+    assert not read_request(calls_only).constraints.answers_allowed
+    assert read_request(answerable).constraints.answers_allowed
+    native = request("create_agent", scenario.task, flow["tools"], [])
+    assert read_request(native).constraints.answers_allowed
+    assert not read_request({**native, "tool_choice": "required"}).constraints.answers_allowed
+    sim = simulator(flow, one_fault("premature_final"))
+    sim.reply(model_name(PAY, 0, "only"), calls_only)
+    sim.reply(model_name(PAY, 0, "free"), answerable)
+    forced, free = (sim.decisions(model_name(PAY, 0, n))[-1] for n in ("only", "free"))
+    assert free.fault == "premature_final"
+    assert forced.fault is None and forced.tool == scenario.gold_actions[0].tool
+
+
+def test_a_forced_call_with_nothing_planned_takes_values_the_prompt_shows() -> None:
+    """With no call left in its plan, a model held to a call calls the first tool whose
+    required arguments the prompt's values fill, never one it would have to make up."""
+    from tether_bench.simulator.policy import fitting_call
+    from tether_bench.simulator.reading import CallShape, PromptView
+
+    shapes = (
+        CallShape("cancel_order", (("order_id", r"^ORD-\d{4}-\d{3,}$", ()),)),
+        CallShape("list_user_orders", (("user_id", r"^U\d{4,}$", ()),)),
+    )
+    view = PromptView("Task: Delete the account of customer U0003.", "json", frozenset(), ())
+    assert fitting_call(PromptView(**{**vars(view), "shapes": shapes})) == (
+        "list_user_orders",
+        {"user_id": "U0003"},
+    )
+    limited = (CallShape("query_order", (("order_id", None, ("ORD-2024-001",)),)),)
+    view = PromptView("Task: where is ORD-2024-001 and ORD-2024-009?", "json", frozenset(), ())
+    assert fitting_call(PromptView(**{**vars(view), "shapes": limited})) == (
+        "query_order",
+        {"order_id": "ORD-2024-001"},
+    )
+
+
 def test_it_reads_the_tool_definitions_a_request_carries(flow: dict[str, Any]) -> None:
     body = request("create_agent", "t", {"query_order": "Looks up an order by its id."}, [])
     view = read_request(body)

@@ -78,6 +78,7 @@ def _run_traced(
         "protocol": "json_schema",
         "offered_tools": 2,
         "check_final": False,
+        "look_first": False,
         "cap_answer": False,
     } | settings
     graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry(tools))

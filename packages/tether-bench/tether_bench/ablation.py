@@ -82,6 +82,11 @@ CONTROLS: dict[str, Control] = {
         {"check_final": False},
         "a final answer no result supports is sent back once with a note saying what is wrong",
     ),
+    "look_first": Control(
+        {"look_first": False},
+        "until a tool has run, a task naming something a read tool can look up gets no answer "
+        "offered",
+    ),
     "cap_answer": Control(
         {"cap_answer": False},
         "at the step cap, token budget or breaker, one last call without tools asks for an answer",

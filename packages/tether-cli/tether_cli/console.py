@@ -110,6 +110,12 @@ class TracePrinter:
             )
         elif detail.get("offered"):
             self._line("loop", "offered the tools " + ", ".join(detail["offered"]), "dim")
+        if detail.get("calls_only"):
+            self._line(
+                "loop",
+                "no final answer offered yet: the task names something a tool can look up",
+                "dim",
+            )
         if detail.get("withheld") and not detail.get("final_only"):
             held = "; ".join(f"{name}: {why}" for name, why in detail["withheld"].items())
             self._line("loop", f"listed but not callable now: {held}", "dim")

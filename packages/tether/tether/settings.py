@@ -140,6 +140,13 @@ class AgentSettings(BaseSettings):
         "states an id, number or status no result holds, or when the task asked for a change "
         "no tool made. The second answer is taken as written.",
     )
+    look_first: bool = Field(
+        True,
+        description="Until a tool has run, when the task names something a read tool can look "
+        "up (its values fill the tool's required arguments), the step does not offer a final "
+        "answer: json_schema leaves the answer out of the schema, native asks for a tool call "
+        "(tool_choice required). react cannot constrain a reply; its answer is checked.",
+    )
     repair_output: bool = Field(
         True,
         description="Read replies that have exactly one reading though they break the format "

@@ -14,8 +14,10 @@ produce is not made (the turn goes as planned; see :class:`.reading.Constraints`
 | native tools, ``tool_choice`` required or named (guided decoding) | no | no | no | no |
 | native tools, every function ``strict`` | no | no | no | yes |
 
-``premature_final`` is possible everywhere. ``repeat_previous`` is never drawn here: it is the
-label of a relapse, which the persona's repeat traits decide (:mod:`.relapse`).
+``premature_final`` is possible wherever an answer is: not under a JSON schema whose every
+branch names a tool, nor with ``tool_choice`` ``required`` or naming a tool.
+``repeat_previous`` is never drawn here: it is the label of a relapse, which the persona's
+repeat traits decide (:mod:`.relapse`).
 
 * ``bad_json``: the arguments are not valid JSON (curly quotes, or the closing brace never
   came); in ReAct text that is the Action Input, in a tool call the ``arguments`` string.
@@ -105,6 +107,8 @@ def possible(kind: FaultKind, constraints: Constraints) -> bool:
         return not constraints.tool_names_fixed
     if kind in ("missing_input", "missing_argument", "wrong_argument_name"):
         return not constraints.arguments_fixed
+    if kind == "premature_final":
+        return constraints.answers_allowed
     return True
 
 

@@ -22,7 +22,8 @@ made up; otherwise:
    ``invent_rate`` or re-queried by calling the plan's last step again.
 
 Then, on a turn that follows the plan, the persona's fault draw may turn it into a fault, if
-the request's constrained decoding allows that fault (:func:`.faults.possible`).
+the request's constrained decoding allows that fault (:func:`.faults.possible`). A turn that
+would answer where the decoding admits only a call becomes a call (:func:`forced_call`).
 """
 
 from __future__ import annotations
@@ -100,7 +101,70 @@ def _shows(obs: Observation, step: ToolAction) -> bool:
 def decide(
     scenario: Scenario, view: PromptView, memory: Memory, draw: Draw, persona: Persona
 ) -> Choice:
-    """The next turn for this prompt; see the module docstring for the order of rules."""
+    """The next turn for this prompt; see the module docstring for the order of rules. Where
+    it would answer and the decoder admits only a call, the call is forced
+    (:func:`forced_call`)."""
+    choice = _decide(scenario, view, memory, draw, persona)
+    if choice.turn.kind == "final" and not view.constraints.answers_allowed:
+        return forced_call(scenario, view, choice.position)
+    return choice
+
+
+def forced_call(scenario: Scenario, view: PromptView, position: int) -> Choice:
+    """The call a model writes when it meant to answer and the decoder admits only a call:
+    the plan's next call, else its last call again (a re-query), if the prompt shows their
+    values; else the first callable tool whose required arguments values in the prompt fill
+    (its pattern matched whole, or one of its enum); else the first callable tool, its
+    arguments made up."""
+    plan = scenario.gold_actions
+    candidates = [plan[position]] if position < len(plan) else []
+    candidates += plan[-1:]
+    for step in candidates:
+        if view.offers(step.tool) and not missing_arguments(step, view):
+            thought = answers.thought_for_step(scenario, position + 1, max(len(plan), 1))
+            turn = Turn("action", thought, step.tool, dict(step.arguments), intended_tool=step.tool)
+            return Choice(turn, "forced", position)
+    tool, arguments = fitting_call(view)
+    thought = answers.thought_for_step(scenario, position + 1, max(len(plan), 1))
+    return Choice(Turn("action", thought, tool, arguments, intended_tool=tool), "forced", position)
+
+
+_TOKEN = re.compile(r"[\w@.\-]+")
+
+
+def fitting_call(view: PromptView) -> tuple[str, dict[str, str]]:
+    """The first callable tool whose required arguments the prompt's values fill, with those
+    values (the first in the prompt's order); else the first callable tool, made up."""
+    tokens = list(dict.fromkeys(t.strip(".") for t in _TOKEN.findall(view.text)))
+    for shape in view.shapes:
+        filled = {}
+        for name, pattern, enum in shape.required:
+            value = next((t for t in tokens if _fits(t, pattern, enum)), None)
+            if value is None:
+                break
+            filled[name] = value
+        else:
+            return shape.tool, filled
+    first = view.shapes[0] if view.shapes else None
+    if first is None:
+        return "", {}
+    return first.tool, {name: invent(enum[0] if enum else name) for name, _, enum in first.required}
+
+
+def _fits(token: str, pattern: str | None, enum: tuple[str, ...]) -> bool:
+    if enum:
+        return token in enum
+    if pattern is None:
+        return False
+    try:
+        return re.fullmatch(pattern, token) is not None
+    except re.error:
+        return False
+
+
+def _decide(
+    scenario: Scenario, view: PromptView, memory: Memory, draw: Draw, persona: Persona
+) -> Choice:
     plan = scenario.gold_actions
     position = progress(plan, view)
     if not view.constraints.calls_allowed:  # the decoder admits only an answer

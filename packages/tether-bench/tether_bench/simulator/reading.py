@@ -83,6 +83,18 @@ class Constraints:
     calls_allowed: bool = True
     """A call can be written at all: a JSON schema with no tool branch, or ``tool_choice``
     ``none``, admits only an answer."""
+    answers_allowed: bool = True
+    """An answer can be written at all: a JSON schema whose every branch names a tool, or
+    ``tool_choice`` ``required`` or naming a tool, admits only a call."""
+
+
+@dataclass(frozen=True)
+class CallShape:
+    """A tool the request lets the model call, and what each required argument must be."""
+
+    tool: str
+    required: tuple[tuple[str, str | None, tuple[str, ...]], ...]
+    """(name, pattern or None, enum values or ()) of each required argument."""
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,9 @@ class PromptView:
     numbers: frozenset[Decimal] = field(default=frozenset())
     lines: frozenset[str] = field(default=frozenset())
     constraints: Constraints = field(default=Constraints())
+    shapes: tuple[CallShape, ...] = ()
+    """The callable tools in the order the request gives them, with their arguments' limits
+    (read only when the decoder admits nothing but a call)."""
 
     def offers(self, tool: str) -> bool:
         """The tool is listed: in ``tools``, in the schema, or on a listing line of the text
@@ -123,6 +138,7 @@ def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> Promp
         numbers=frozenset(numbers_in(text)),
         lines=frozenset(line.strip() for line in text.splitlines() if line.strip()),
         constraints=constraints(body),
+        shapes=call_shapes(body),
     )
 
 
@@ -152,11 +168,13 @@ def constraints(body: dict[str, Any]) -> Constraints:
     if isinstance(fmt, dict) and _is_json_format(fmt):
         spec = fmt.get("json_schema")
         branches = _tool_branches(spec.get("schema") if isinstance(spec, dict) else None)
+        schema = spec.get("schema") if isinstance(spec, dict) else None
         return Constraints(
             valid_json=True,
             tool_names_fixed=bool(branches),
             arguments_fixed=bool(branches) and all(map(_closed_arguments, branches)),
             calls_allowed=bool(branches),
+            answers_allowed=not branches or _admits_answer(schema),
         )
     if body.get("tool_choice") == "none":
         return Constraints(calls_allowed=False)
@@ -167,7 +185,67 @@ def constraints(body: dict[str, Any]) -> Constraints:
     strict = bool(functions) and all(f.get("strict") is True for f in functions)
     if not (guided or strict):
         return Constraints()
-    return Constraints(valid_json=True, tool_names_fixed=guided, arguments_fixed=True)
+    return Constraints(
+        valid_json=True,
+        tool_names_fixed=guided,
+        arguments_fixed=True,
+        answers_allowed=not (guided and functions),
+    )
+
+
+def _admits_answer(node: Any) -> bool:
+    """Some choice (``anyOf``/``oneOf``) that offers a tool branch offers a branch that names
+    no tool beside it: the place where a reply is either a call or something else."""
+    if isinstance(node, dict):
+        for key in ("anyOf", "oneOf"):
+            options = _listed(node.get(key))
+            named = [bool(_tool_branches(option)) for option in options]
+            if any(named) and not all(named):
+                return True
+        return any(_admits_answer(value) for value in node.values())
+    if isinstance(node, list):
+        return any(_admits_answer(value) for value in node)
+    return False
+
+
+def call_shapes(body: dict[str, Any]) -> tuple[CallShape, ...]:
+    """The tools a reply may call, from the JSON schema's tool branches or the native tool
+    definitions, each with its required arguments' pattern and enum."""
+    fmt = body.get("response_format")
+    if isinstance(fmt, dict) and _is_json_format(fmt):
+        spec = fmt.get("json_schema")
+        schema = spec.get("schema") if isinstance(spec, dict) else None
+        defs = schema.get("$defs", {}) if isinstance(schema, dict) else {}
+        return tuple(
+            CallShape(branch["properties"]["tool"].get("const", ""), _required(args, defs))
+            for branch in _tool_branches(schema)
+            for args in [branch.get("properties", {}).get("arguments", {})]
+        )
+    shapes = []
+    for tool in _listed(body.get("tools")):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            params = fn.get("parameters") or {}
+            shapes.append(CallShape(fn["name"], _required(params, params.get("$defs", {}))))
+    return tuple(shapes)
+
+
+def _required(args: Any, defs: Any) -> tuple[tuple[str, str | None, tuple[str, ...]], ...]:
+    """(name, pattern, enum) of each required property of an arguments schema."""
+    if isinstance(args, dict) and isinstance(args.get("$ref"), str) and isinstance(defs, dict):
+        args = defs.get(args["$ref"].rsplit("/", 1)[-1], {})
+    if not isinstance(args, dict):
+        return ()
+    properties = args.get("properties")
+    found = []
+    for name in _listed(args.get("required")):
+        spec = properties.get(name) if isinstance(properties, dict) else None
+        if not isinstance(spec, dict):
+            spec = {}
+        pattern = spec.get("pattern") if isinstance(spec.get("pattern"), str) else None
+        enum = tuple(str(v) for v in _listed(spec.get("enum")))
+        found.append((str(name), pattern, enum))
+    return tuple(found)
 
 
 def _tool_branches(node: Any) -> list[dict[str, Any]]:

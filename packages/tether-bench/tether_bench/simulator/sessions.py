@@ -19,7 +19,17 @@ from tether_bench.simulator.faults import FaultKind
 MODEL_PREFIX = "sim"
 TurnKind = Literal["action", "final"]
 Move = Literal[
-    "plan", "fix", "repeat", "loop", "requery", "invent", "ask", "no_tool", "answer", "fault"
+    "plan",
+    "fix",
+    "repeat",
+    "loop",
+    "requery",
+    "invent",
+    "ask",
+    "no_tool",
+    "answer",
+    "fault",
+    "forced",
 ]
 Heard = Literal["none", "note", "pushback"]
 """What informative feedback the turn read: none, a note about its last call, or a note

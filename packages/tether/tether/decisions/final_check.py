@@ -169,6 +169,13 @@ def lookup_tool(
     return None
 
 
+def first_lookup(task: str, tools: Sequence[BaseTool]) -> str | None:
+    """The read tool (a): the task's own values fill its required arguments, before anything
+    has run. An answer given now has checked nothing, so the step offers none
+    (:func:`tether.decisions.offer.step_offer`, the ``look_first`` setting)."""
+    return lookup_tool(task, tools, empty_grounds())
+
+
 def says_nothing(stated: Stated) -> bool:
     """The answer states no id, number or status ("Done, the request has been handled.")."""
     return not (stated.ids or stated.numbers or stated.statuses)

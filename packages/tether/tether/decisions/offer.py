@@ -16,6 +16,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 
 from tether.decisions import small_model
+from tether.decisions.final_check import first_lookup
 from tether.settings import AgentSettings
 from tether.state import AgentState
 
@@ -37,6 +38,9 @@ class Offer:
     grounded: Grounded = ()
     withheld: tuple[tuple[str, str], ...] = ()
     """(tool name, why) for each listed tool the model may not call at this step."""
+    calls_only: bool = False
+    """No final answer is offered: the task names something a tool can look up and nothing
+    has run yet (:func:`look_first`)."""
 
     @property
     def callable(self) -> tuple[BaseTool, ...]:
@@ -65,7 +69,14 @@ class Offer:
         identity (whoever caches by this key keeps the offer, so the tools, alive: an id is
         never reused while its entry exists)."""
         names = tuple(name for name, _ in self.withheld)
-        return (self.small, self.final_only, self.grounded, names, *map(id, self.tools))
+        return (
+            self.small,
+            self.final_only,
+            self.calls_only,
+            self.grounded,
+            names,
+            *map(id, self.tools),
+        )
 
 
 def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:
@@ -73,10 +84,23 @@ def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSett
     offered = small_model.offered_tools(state, tools, settings)
     grounded = small_model.grounded_ids(state, offered, settings)
     withheld = small_model.withheld(state, offered, settings, grounded)
+    final_only = small_model.final_only(state, settings) or bool(state.get("closing"))
+    callable_now = [tool for tool in offered if tool.name not in withheld]
     return Offer(
         tools=tuple(offered),
         small=settings.small_profile,
-        final_only=small_model.final_only(state, settings) or bool(state.get("closing")),
+        final_only=final_only,
         grounded=grounded,
         withheld=tuple(sorted(withheld.items())),
+        calls_only=not final_only and look_first(state, callable_now, settings),
     )
+
+
+def look_first(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> bool:
+    """Offer no final answer: nothing has run, and the task names something one of the
+    callable ``tools`` can look up (the final-answer check's rule (a), which would send an
+    answer given now back anyway). A call costs less than an answer sent back, and the model
+    still chooses the call."""
+    if not settings.look_first or state.get("tool_buffer") or state.get("sent_back"):
+        return False
+    return first_lookup(state.get("task", ""), tools) is not None

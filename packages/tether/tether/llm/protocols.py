@@ -37,6 +37,12 @@ FINAL_ONLY_NOTE = (
 )
 """Said when only the final answer is offered. It names no content for the answer: a small
 model copies descriptive phrases and placeholders into its answer word for word."""
+LOOK_FIRST_NOTE = (
+    "Nothing has been looked up yet, and the task names something a listed tool can look "
+    "up: call a tool now; a final answer is offered after a tool has run."
+)
+"""Said when the step offers no final answer (``look_first``), by a protocol that can hold
+the reply to that."""
 
 
 class OutputProtocol:
@@ -46,6 +52,8 @@ class OutputProtocol:
     format_instructions: str = ""
     lists_tools: bool = True
     """Whether the system prompt lists the tools (native protocols send them as ``tools``)."""
+    requires_calls: bool = False
+    """Whether the protocol can hold a reply to a tool call (an offer's ``calls_only``)."""
 
     def system_prompt(self, offer: Offer) -> str:
         parts = [SYSTEM_HEADER]
@@ -57,7 +65,9 @@ class OutputProtocol:
     def notes(self, offer: Offer) -> list[str]:
         """What the controller says about this offer, at the end of the prompt: the system
         message stays the same whatever is withheld, so a server's prompt cache holds."""
-        return [FINAL_ONLY_NOTE] if offer.final_only else []
+        if offer.final_only:
+            return [FINAL_ONLY_NOTE]
+        return [LOOK_FIRST_NOTE] if offer.calls_only and self.requires_calls else []
 
     def prepare(
         self, model: BaseChatModel, offer: Offer
@@ -126,6 +136,7 @@ class JsonSchemaProtocol(OutputProtocol):
 
     name = "json_schema"
     format_instructions = JSON_FORMAT
+    requires_calls = True
     retry_instruction = (
         'Reply with one JSON object: {"thought": ..., "action": {"tool": ..., "arguments": '
         '{...}}} or {"thought": ..., "action": {"final_answer": ...}}.'
@@ -138,6 +149,7 @@ class JsonSchemaProtocol(OutputProtocol):
             list(offer.callable),
             small=offer.small,
             final_only=offer.final_only,
+            calls_only=offer.calls_only,
             grounded=dict(offer.grounded),
         )
         return model, {"response_format": schema}
@@ -159,16 +171,20 @@ class NativeProtocol(OutputProtocol):
     name = "native"
     format_instructions = NATIVE_FORMAT
     lists_tools = False
+    requires_calls = True
     retry_instruction = "Call one tool with valid JSON arguments, or reply with the answer."
 
     def prepare(
         self, model: BaseChatModel, offer: Offer
     ) -> tuple[Runnable[Any, Any], dict[str, Any]]:
         """Bind the offered tools, one call per reply: vLLM defaults ``parallel_tool_calls``
-        to true and would return several, of which a loop that runs one must drop some."""
+        to true and would return several, of which a loop that runs one must drop some. A
+        ``calls_only`` offer asks for a call (``tool_choice`` required: vLLM's guided
+        decoding then admits no plain answer)."""
         if not offer.callable:
             return model, {}
-        return model.bind_tools(list(offer.callable), parallel_tool_calls=False), {}
+        choice = {"tool_choice": "required"} if offer.calls_only else {}
+        return model.bind_tools(list(offer.callable), parallel_tool_calls=False, **choice), {}
 
     def frame_tokens(self, system: str, offer: Offer, counter: TokenCounter) -> int:
         """The system message and the tool schemas as the chat template renders them, when

@@ -33,6 +33,7 @@ def action_schema(
     *,
     small: bool = False,
     final_only: bool = False,
+    calls_only: bool = False,
     grounded: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """JSON Schema for one step: a call of one offered tool with its arguments, or a final
@@ -41,37 +42,13 @@ def action_schema(
     ``small`` (the small-model profile): the action comes before a short thought, so the
     model commits to it first, and every free-text field is length-capped. ``final_only``:
     only the final-answer branch is offered (the model still writes the answer itself).
+    ``calls_only``: no final-answer branch (ignored when there is no tool to call).
     ``grounded``: per id pattern, the only values an argument of that pattern may take.
     """
     defs: dict[str, Any] = {}
-    choices: list[dict[str, Any]] = []
-    for tool in [] if final_only else tools:
-        arguments, tool_defs = tool_arguments(tool)
-        if grounded:
-            arguments = limit_to_values(arguments, grounded)
-            tool_defs = limit_to_values(tool_defs, grounded)
-        choices.append(
-            {
-                "type": "object",
-                "properties": {
-                    "tool": {"const": tool.name},
-                    "arguments": merge_defs(defs, arguments, tool_defs, tool.name),
-                },
-                "required": ["tool", "arguments"],
-                "additionalProperties": False,
-            }
-        )
-    answer: dict[str, Any] = {"type": "string"}
-    if small:
-        answer["maxLength"] = SMALL_ANSWER_CHARS
-    choices.append(
-        {
-            "type": "object",
-            "properties": {"final_answer": answer},
-            "required": ["final_answer"],
-            "additionalProperties": False,
-        }
-    )
+    choices = [_tool_branch(tool, defs, grounded) for tool in ([] if final_only else tools)]
+    if not (calls_only and choices):
+        choices.append(_answer_branch(small))
     thought = {"type": "string", "maxLength": SMALL_THOUGHT_CHARS if small else THOUGHT_CHARS}
     action = {"anyOf": choices}
     properties = (
@@ -89,15 +66,51 @@ def action_schema(
     return shaped
 
 
+def _tool_branch(
+    tool: BaseTool, defs: dict[str, Any], grounded: Mapping[str, Sequence[str]] | None
+) -> dict[str, Any]:
+    """The branch that calls ``tool``: its name a constant, its arguments its schema (ids
+    limited to ``grounded``), shared definitions merged into ``defs``."""
+    arguments, tool_defs = tool_arguments(tool)
+    if grounded:
+        arguments = limit_to_values(arguments, grounded)
+        tool_defs = limit_to_values(tool_defs, grounded)
+    return {
+        "type": "object",
+        "properties": {
+            "tool": {"const": tool.name},
+            "arguments": merge_defs(defs, arguments, tool_defs, tool.name),
+        },
+        "required": ["tool", "arguments"],
+        "additionalProperties": False,
+    }
+
+
+def _answer_branch(small: bool) -> dict[str, Any]:
+    """The branch that gives the final answer (length-capped for a small model)."""
+    answer: dict[str, Any] = {"type": "string"}
+    if small:
+        answer["maxLength"] = SMALL_ANSWER_CHARS
+    return {
+        "type": "object",
+        "properties": {"final_answer": answer},
+        "required": ["final_answer"],
+        "additionalProperties": False,
+    }
+
+
 def response_format(
     tools: list[BaseTool],
     *,
     small: bool = False,
     final_only: bool = False,
+    calls_only: bool = False,
     grounded: Mapping[str, Sequence[str]] | None = None,
 ) -> dict[str, Any]:
     """The OpenAI-style ``response_format`` that llama.cpp and vLLM both accept."""
-    schema = action_schema(tools, small=small, final_only=final_only, grounded=grounded)
+    schema = action_schema(
+        tools, small=small, final_only=final_only, calls_only=calls_only, grounded=grounded
+    )
     return {
         "type": "json_schema",
         "json_schema": {"name": "agent_step", "schema": schema, "strict": True},

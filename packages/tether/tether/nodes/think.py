@@ -282,6 +282,7 @@ def _call_detail(
         "offered": [tool.name for tool in call.prepared.tools],
         "withheld": dict(call.prepared.offer.withheld),
         "final_only": call.prepared.offer.final_only,
+        "calls_only": call.prepared.offer.calls_only,
         "usage": usage,
         "usage_source": "server" if usage_note is None else "counted",
         "prompt_estimate": call.prompt_tokens,
