@@ -190,6 +190,7 @@ def test_a_forced_call_with_nothing_planned_takes_values_the_prompt_shows() -> N
     from tether_bench.simulator.reading import CallShape, PromptView
 
     shapes = (
+        CallShape("find_user", ()),  # takes nothing required: nothing points at it
         CallShape("cancel_order", (("order_id", r"^ORD-\d{4}-\d{3,}$", ()),)),
         CallShape("list_user_orders", (("user_id", r"^U\d{4,}$", ()),)),
     )

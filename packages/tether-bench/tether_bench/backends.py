@@ -77,6 +77,7 @@ class SimBackend:
         self.simulator.forget(session.model)
         return {
             "sim_faults": [d.fault for d in decisions],
+            "sim_prevented": [d.prevented for d in decisions],
             "sim_decisions": [d.as_dict() for d in decisions],
         }
 

@@ -110,12 +110,15 @@ def by_persona(suite: SuiteResult) -> str:
     return table(["Persona", *suite.options.agents], rows)
 
 
-def by_fault(suite: SuiteResult) -> str:
-    """Success of the runs in which the simulator injected each fault kind at least once."""
+def by_fault(suite: SuiteResult, *, drawn: bool = False) -> str:
+    """Success of the runs in which the simulator injected each fault kind at least once;
+    ``drawn``: or drew it, and the request's constrained decoding ruled it out (a fault an
+    agent prevents, as opposed to one it recovers from)."""
     results = list(suite.by_seed.values())
     kinds: dict[str, dict[str, list[RunRecord]]] = defaultdict(lambda: defaultdict(list))
+    keys = ("sim_faults", "sim_prevented") if drawn else ("sim_faults",)
     for record in (r for res in results for r in res.records):
-        for kind in {f for f in record.extra.get("sim_faults", []) if f}:
+        for kind in {f for key in keys for f in record.extra.get(key, []) if f}:
             kinds[kind][record.agent].append(record)
     rows = []
     for kind in sorted(kinds):
@@ -124,7 +127,8 @@ def by_fault(suite: SuiteResult) -> str:
             passed, n = rate(kinds[kind][agent])
             cells.append(f"{pct(passed / n)} ({n})" if n else "-")
         rows.append([kind, *cells])
-    return table(["Fault kind injected", *suite.options.agents], rows)
+    head = "Fault kind drawn" if drawn else "Fault kind injected"
+    return table([head, *suite.options.agents], rows)
 
 
 def sensitivity(suite: SuiteResult) -> str:
@@ -201,6 +205,11 @@ def suite_markdown(suite: SuiteResult) -> str:
     ]
     if any(r.extra.get("sim_faults") for res in suite.by_seed.values() for r in res.records):
         parts += ["\nTask success of runs where a fault kind was injected:\n", by_fault(suite)]
+        parts += [
+            "\nTask success of runs where a fault kind was drawn: injected, or ruled out by "
+            "the request's constrained decoding:\n",
+            by_fault(suite, drawn=True),
+        ]
     if suite.without:
         parts += ["\nSensitivity: each fault kind switched off in turn (first seed):\n"]
         parts.append(sensitivity(suite))

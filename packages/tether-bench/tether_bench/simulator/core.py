@@ -130,6 +130,7 @@ class Simulator:
                     arguments=turn.arguments if turn.kind == "action" else None,
                     heard=choice.heard,
                     heeded=choice.heeded,
+                    prevented=choice.prevented,
                 )
             )
         return render(turn, protocol=view.protocol, call_id=call_id(name, index), stop=stops)

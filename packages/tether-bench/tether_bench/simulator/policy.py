@@ -80,6 +80,8 @@ class Choice:
     heeded: bool = False
     naming: frozenset[str] = frozenset()
     """The prompt lines that said what was wrong with the faulty call it repeats."""
+    prevented: FaultKind | None = None
+    """The fault drawn that the request's constrained decoding ruled out."""
 
 
 def progress(plan: list[ToolAction], view: PromptView) -> int:
@@ -133,10 +135,13 @@ _TOKEN = re.compile(r"[\w@.\-]+")
 
 
 def fitting_call(view: PromptView) -> tuple[str, dict[str, str]]:
-    """The first callable tool whose required arguments the prompt's values fill, with those
-    values (the first in the prompt's order); else the first callable tool, made up."""
+    """The first callable tool that has required arguments and whose required arguments the
+    prompt's values fill, with those values (the first in the prompt's order); else the first
+    callable tool, made up."""
     tokens = list(dict.fromkeys(t.strip(".") for t in _TOKEN.findall(view.text)))
     for shape in view.shapes:
+        if not shape.required:  # nothing in the prompt points at a tool that needs nothing
+            continue
         filled = {}
         for name, pattern, enum in shape.required:
             value = next((t for t in tokens if _fits(t, pattern, enum)), None)
@@ -286,7 +291,7 @@ def _call(
     kinds = applicable_faults(planned_call=True, has_arguments=bool(arguments))
     fault = pick_fault(persona.fault_rate, persona.fault_weights, draw, kinds)
     if fault is None or not possible(fault, view.constraints):
-        return Choice(turn, move, position)
+        return Choice(turn, move, position, prevented=fault)
     return Choice(_faulty(scenario, turn, fault, draw, position), "fault", position)
 
 

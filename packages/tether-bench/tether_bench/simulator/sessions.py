@@ -83,6 +83,8 @@ class Decision:
     heard: Heard = "none"
     heeded: bool = False
     """It acted on what it heard (else it went on as if there were no note)."""
+    prevented: FaultKind | None = None
+    """The fault drawn for this turn that the request's constrained decoding ruled out."""
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
