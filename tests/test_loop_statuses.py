@@ -163,12 +163,14 @@ def test_a_call_proposed_again_after_the_note_is_no_progress(run_script: Any) ->
         calls.append(key)
         return "same answer"
 
-    replies = [act("counted", '{"key": "a"}')] * 3
+    notes = AgentSettings().repeat_notes
+    replies = [act("counted", '{"key": "a"}')] * (notes + 2)
     state, model = run_script(replies, tools=[counted])
     assert state["status"] == "no_progress"
-    assert "counted" in state["reason"] and "after 1 note" in state["reason"]
+    assert "counted" in state["reason"] and f"after {notes} note" in state["reason"]
     assert calls == ["a"]
-    assert "Proposing it again ends the run" in prompt_text(model, 2)
+    assert "Proposing it again ends the run" not in prompt_text(model, notes)
+    assert "Proposing it again ends the run" in prompt_text(model, notes + 1)
 
 
 def test_without_notes_the_third_identical_call_is_no_progress(run_script: Any) -> None:

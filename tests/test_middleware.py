@@ -129,7 +129,8 @@ def agent_with(
 @pytest.mark.parametrize("mode", MODES)
 def test_a_repeated_call_is_answered_from_its_record_then_the_run_ends(mode: str) -> None:
     replies = [call("lookup_order", i, order_id="ORD-2024-001") for i in range(3)]
-    agent, model = agent_with(replies, [lookup_order], tether_middleware())
+    one_note = AgentSettings(repeat_notes=1)
+    agent, model = agent_with(replies, [lookup_order], tether_middleware(one_note))
     out = run(agent, ask(), mode)
     assert runs["lookup_order"] == 1  # the repeats were never run
     recalled = out["messages"][4]
@@ -209,9 +210,8 @@ def test_each_run_on_a_thread_starts_afresh() -> None:
         call("lookup_order", 4, order_id="ORD-2024-001"),  # a new run: runs again
         "ORD-2024-001 is paid.",
     ]
-    agent, _ = agent_with(
-        replies, [lookup_order], tether_middleware(), checkpointer=InMemorySaver()
-    )
+    one_note = tether_middleware(AgentSettings(repeat_notes=1))
+    agent, _ = agent_with(replies, [lookup_order], one_note, checkpointer=InMemorySaver())
     config: Any = {"configurable": {"thread_id": "t"}}
     first = agent.invoke(ask(), config)
     second = agent.invoke(ask("Check ORD-2024-001 again"), config)

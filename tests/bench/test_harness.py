@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
+from tether import AgentSettings
 from tether.testing import ScriptedChatModel
 from tether_bench.agents import VARIANTS, make_agent
 from tether_bench.agents.base import ChatSettings, budget_guard
@@ -114,7 +115,8 @@ def test_tethers_middleware_ends_a_loop_of_the_same_call_before_the_cap(
         registry = RecordingRegistry.wrap(world.registry(), RunRecorder())
         outcome = agent.execute(scenario, registry, model, chat)  # type: ignore[arg-type]
     assert outcome.termination == "no_progress" and outcome.answer is None, outcome
-    assert len(model.calls) == 3 and len(registry.recorder.tool_calls) == 1
+    notes = AgentSettings().repeat_notes  # each repeat answered with a note, then the stop
+    assert len(model.calls) == notes + 2 and len(registry.recorder.tool_calls) == 1
 
 
 def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) -> None:

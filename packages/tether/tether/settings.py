@@ -126,12 +126,14 @@ class AgentSettings(BaseSettings):
         "repeat_notes is 0 (with notes on, a repeat is answered with a note instead).",
     )
     repeat_notes: int = Field(
-        1,
+        2,
         ge=0,
         description="A call that already succeeded, proposed again with the same arguments, "
         "is not run: it is answered from its recorded result with a note naming the call. "
         "Proposed again after this many notes, the run ends no_progress. 0: no notes, the "
-        "repeat_limit-th identical call ends the run.",
+        "repeat_limit-th identical call ends the run. Two: a loop outlasts one note in about "
+        "half the cases (Qwen2.5-7B's third identical call followed two in 13 of 23), and "
+        "an answered repeat costs no tool call.",
     )
     check_final: bool = Field(
         True,
