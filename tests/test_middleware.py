@@ -345,6 +345,23 @@ def test_the_budget_counts_an_answer_sent_back_within_the_step(composed: bool) -
     assert "call lookup_order" in out["messages"][2].text  # the note stays before the stop
 
 
+def test_a_call_is_asked_for_until_the_lookup_the_task_names_has_run() -> None:
+    """look_first: the first request asks for a tool call (tool_choice required, which vLLM
+    decodes as a call); once a tool has run, or when the task names nothing to look up, the
+    model may answer."""
+    replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
+    agent, model = agent_with(replies, [lookup_order], tether_middleware())
+    agent.invoke(ask())
+    assert [c.kwargs.get("tool_choice") for c in model.calls] == ["required", None]
+    agent, model = agent_with(["Hello!"], [lookup_order], tether_middleware())
+    agent.invoke(ask("Say hello to our new customer."))
+    assert model.calls[0].kwargs.get("tool_choice") is None
+    off = tether_middleware(AgentSettings(look_first=False))
+    agent, model = agent_with(replies, [lookup_order], off)
+    agent.invoke(ask())
+    assert model.calls[0].kwargs.get("tool_choice") is None
+
+
 def test_an_answer_backed_by_a_lookup_is_taken() -> None:
     replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
     agent, model = agent_with(replies, [lookup_order], tether_middleware())

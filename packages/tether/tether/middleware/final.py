@@ -75,7 +75,8 @@ class FinalAnswerCheckMiddleware(
     Hooks: ``wrap_model_call`` (the task, at a run's first call; the tools offered; the
     check, and the second call), ``wrap_tool_call`` (what each call established): no graph
     node of its own. State: task, grounds and whether an answer was sent back (private).
-    Settings: ``check_final``.
+    Settings: ``check_final``; ``look_first``: while nothing has run and the task names
+    something a read tool can look up, the model is asked for a tool call.
     """
 
     state_schema = FinalAnswerCheckState  # type: ignore[assignment]
@@ -108,6 +109,19 @@ class FinalAnswerCheckMiddleware(
         grounds: Any = view.get("tether_grounds") or None
         return final_check.check_final(task, reply.text, grounds, list(self._tools.values()))
 
+    def looked_first(self, view: Any, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        """The request, asking for a tool call (``tool_choice`` required) while nothing has
+        run and the task names something a read tool can look up (``look_first``, as the
+        loop's offer: :func:`tether.decisions.offer.look_first`)."""
+        if not self.settings.look_first or view.get("tether_grounds") or not request.tools:
+            return request
+        if request.tool_choice not in (None, "auto") or view.get("tether_sent_back"):
+            return request
+        tools = [tool for tool in request.tools if isinstance(tool, BaseTool)]
+        if final_check.first_lookup(view.get("tether_task") or "", tools) is None:
+            return request
+        return request.override(tool_choice="required")
+
     def wrap_model_call(
         self,
         request: ModelRequest[ContextT],
@@ -115,6 +129,7 @@ class FinalAnswerCheckMiddleware(
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
         view, update = run_view(request.state, self.fresh(request.state))
+        request = self.looked_first(view, request)
         response = handler(request)
         note = self.note(view, request, response)
         if note is not None:
@@ -130,6 +145,7 @@ class FinalAnswerCheckMiddleware(
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
         view, update = run_view(request.state, self.fresh(request.state))
+        request = self.looked_first(view, request)
         response = await handler(request)
         note = self.note(view, request, response)
         if note is not None:
