@@ -240,6 +240,39 @@ def test_the_breaker_warns_then_opens_with_an_answer_asked_for(mode: str) -> Non
     assert out["messages"][-1].text == answer_of(out) == "I could not fetch it."
 
 
+def test_a_failure_note_names_a_registered_tool() -> None:
+    """As in the loop: a failed step's record names its tool when the tool is registered."""
+    replies = [call("fetch", i, url=f"https://x/{i}") for i in range(2)] + ["I could not."]
+    agent, model = agent_with(replies, [fetch], tether_middleware())
+    agent.invoke(ask("Fetch the page"))
+    failed = [n for n in notes_seen(model) if n.startswith("Your last 2 steps failed")]
+    assert failed and "step 1, fetch tool error, its error says: timeout" in failed[0]
+    assert "step 2, fetch tool error" in failed[0]
+
+
+INVENTED = "wire_all_funds_now"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_name_the_model_invented_is_in_no_note(mode: str) -> None:
+    """A call to an unregistered tool fails, then is refused, and the breaker opens on it:
+    every note and every result tether writes says so without the model's name for it,
+    while a registered tool's failure beside it is named."""
+    replies = [
+        call("fetch", 1, url="https://x/1"),
+        *[call(INVENTED, i, to="ACC-1") for i in range(2, 5)],
+        "Nothing was done.",
+    ]
+    agent, model = agent_with(replies, [fetch, lookup_order], tether_middleware())
+    out = run(agent, ask("Fetch the page"), mode)
+    seen = notes_seen(model)
+    assert out["tether_status"] == "failed" and answer_of(out) == "Nothing was done."
+    assert any(s.startswith("Refused: this call with these exact arguments") for s in seen)
+    named = "step 1, fetch tool error, its error says: timeout; step 2, unknown tool;"
+    assert any(named in s for s in seen) and len(seen) == 5
+    assert not [s for s in seen if INVENTED in s]
+
+
 def test_without_cap_answer_the_breaker_ends_the_run_before_the_call() -> None:
     settings = AgentSettings(cap_answer=False, breaker_failures=2)
     replies = [call("fetch", i, url=f"https://x/{i}") for i in range(3)]

@@ -215,7 +215,9 @@ def memo(kind: str, objects: tuple[Any, ...], make: Callable[[], T]) -> T:
 
 
 def proposal_of(request: ToolCallRequest) -> Proposal:
-    """The call as the loop's decisions see it: tool, arguments and fingerprint."""
+    """The call as the loop's decisions see it: tool, arguments and fingerprint, and whether
+    the tool is registered (as the loop's think sets it: a failure's record names its tool
+    only then, so a name the model invented never reaches a note)."""
     call = request.tool_call
 
     def read() -> Proposal:
@@ -226,6 +228,7 @@ def proposal_of(request: ToolCallRequest) -> Proposal:
             "tool": name,
             "arguments": arguments,
             "fingerprint": call_fingerprint(request.tool, name, arguments),
+            "registered": request.tool is not None,
         }
 
     return {**memo("proposal", (call, request.tool), read)}

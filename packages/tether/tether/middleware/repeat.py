@@ -219,8 +219,8 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         if decided.gate == "refuse":
             why = decided.reason or "failed on its last two runs"
             text = (
-                f"Refused: {proposal['tool']} with these exact arguments {why}; it was not run "
-                "this time. Use another tool, or change the arguments."
+                f"Refused: {_named(proposal)} with these exact arguments {why}; it was not "
+                "run this time. Use another tool, or change the arguments."
             )
             return _answered(request, text, "refuse", {})
         view, step = _view(request.state), step_of(request.state)
@@ -231,7 +231,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
             events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
             return _answered(request, note, "recall", {"tether_calls": events})
         verdict = stops.after_step(view, [record], 0, self.settings)
-        text = f"{proposal['tool']} was not run: it was proposed again after the note."
+        text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 
     # --- after the call: its record -------------------------------------------------------
@@ -264,6 +264,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return with_update(result, call_id, update)
+
+
+def _named(proposal: Proposal) -> str:
+    """The call as tether's own words name it: its tool when registered, never a name the
+    model invented."""
+    return proposal["tool"] if proposal.get("registered") else "this call"
 
 
 def _view(state: Any) -> Any:
