@@ -11,6 +11,7 @@ write in one step have a reducer, since LangGraph takes one plain value per fiel
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable, Mapping
@@ -33,7 +34,15 @@ from langgraph.types import Command, Overwrite
 from tether.decisions import policy
 from tether.llm.parsing import call_fingerprint
 from tether.settings import AgentSettings
-from tether.state import STATUSES, TOOL_ERROR_TYPES, Proposal, StepRecord, ToolResult, Verdict
+from tether.state import (
+    STATUSES,
+    TOOL_ERROR_TYPES,
+    Proposal,
+    StepRecord,
+    ToolResult,
+    Verdict,
+    keep_window,
+)
 from tether.tools.envelope import LOOP_ORIGIN
 
 T = TypeVar("T")
@@ -54,9 +63,41 @@ CLOSING = "tether_closing"
 answer the request asks for, so the wrappers inside see why it was closed."""
 
 
+REDUCED_KEPT = 64
+"""Reductions each reducer keeps: more than one step's writes."""
+R = TypeVar("R", bound=Callable[[Any, Any], Any])
+
+
+def reused(reducer: R) -> R:
+    """``reducer``, its result kept for the same current value and update (the same objects,
+    held, so no other object has their ids). LangGraph applies a node's writes twice, for the
+    branch that reads the state after the node and then into the state itself, and folding a
+    tool call into the run's grounds costs more than the rest of the call's own work."""
+    kept: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    @functools.wraps(reducer)
+    def reduced(current: Any, update: Any) -> Any:
+        key = (id(current), id(update))
+        hit = kept.get(key)
+        if hit is not None and hit[0] is current and hit[1] is update:
+            return hit[2]
+        value = reducer(current, update)
+        if len(kept) >= REDUCED_KEPT:
+            kept.clear()
+        kept[key] = (current, update, value)
+        return value
+
+    return cast(R, reduced)
+
+
 def latest(current: Any, new: Any) -> Any:
     """Reducer: the newest value (several middleware may write the same value in one step)."""
     return new
+
+
+window_of = reused(keep_window)
+"""Reducer for a run's step records (:func:`tether.state.keep_window`), one object for every
+field that keeps them, as LangGraph wants one reducer per field."""
 
 
 def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:

@@ -31,6 +31,7 @@ from tether.middleware.common import (
     as_settings,
     ends_run,
     responded,
+    reused,
     run_view,
     tool_message,
     tool_result,
@@ -41,6 +42,7 @@ from tether.settings import AgentSettings
 ToolResponse = ToolMessage | Command[Any]
 
 
+@reused
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's grounds (``{}`` before any call) with one more tool call folded in
     by :func:`tether.decisions.final_check.record_result`."""

@@ -39,6 +39,7 @@ from tether.middleware.common import (
     ends_run,
     latest,
     proposal_of,
+    reused,
     run_view,
     step_of,
     step_record,
@@ -71,8 +72,12 @@ UNKNOWN_OUTCOME = (
 )
 
 
+calls_of = reused(record_calls)
+"""Reducer for the run's calls (:func:`tether.state.record_calls`)."""
+
+
 class RepeatGuardState(TetherState[ResponseT]):
-    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, record_calls]]
+    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, calls_of]]
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
     tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""

@@ -20,12 +20,20 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import MARK, starts_run, tool_message, tool_result, with_update
+from tether.middleware.common import (
+    MARK,
+    reused,
+    starts_run,
+    tool_message,
+    tool_result,
+    with_update,
+)
 from tether.tools.stats import ToolStats
 
 ToolResponse = ToolMessage | Command[Any]
 
 
+@reused
 def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's stats with one more call of ``call["tool"]``
     (:meth:`tether.tools.ToolStats.record`; no error text is kept)."""

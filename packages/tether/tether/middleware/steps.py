@@ -34,11 +34,12 @@ from tether.middleware.common import (
     step_record,
     tool_message,
     tool_result,
+    window_of,
     with_note,
     with_update,
 )
 from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, StepRecord, keep_window, windowed
+from tether.state import FAILURE_KINDS, StepRecord, windowed
 
 ToolResponse = ToolMessage | Command[Any]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -136,7 +137,7 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
 
 class CircuitBreakerState(TetherState[ResponseT]):
-    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
     """The run's last tool steps, as many as the breaker and the switch note need."""
 
 
@@ -171,7 +172,7 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
 
 
 class CalmTemperatureState(TetherState[ResponseT]):
-    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
     """The run's last tool steps, as many as the calm setting needs."""
 
 
