@@ -8,7 +8,6 @@ loop (where each step runs one call).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from itertools import groupby
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
@@ -50,12 +49,13 @@ CALLS_PER_STEP = 4
 
 def by_step(history: list[StepRecord]) -> list[StepRecord]:
     """One record per step: its last failure when every call failed, else its last call
-    that did not fail."""
-    steps = []
-    for _, group in groupby(history, key=lambda record: record["step"]):
-        records = list(group)
-        kept = [r for r in records if r["kind"] not in FAILURE_KINDS] or records
-        steps.append(kept[-1])
+    that did not fail (one pass: it runs at every model call)."""
+    steps: list[StepRecord] = []
+    for record in history:
+        if not steps or steps[-1]["step"] != record["step"]:
+            steps.append(record)
+        elif record["kind"] not in FAILURE_KINDS or steps[-1]["kind"] in FAILURE_KINDS:
+            steps[-1] = record
     return steps
 
 
