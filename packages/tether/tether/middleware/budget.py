@@ -26,7 +26,14 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from tether.decisions import policy
 from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
 from tether.middleware.closing import Plan, closed, closing_of, is_closed, plan_call
-from tether.middleware.common import STOP_ID, TetherState, as_settings, last_reply, run_view
+from tether.middleware.common import (
+    STOP_ID,
+    TetherState,
+    as_settings,
+    last_reply,
+    run_view,
+    signed,
+)
 from tether.settings import AgentSettings
 from tether.state import Usage, Verdict, add_usage
 
@@ -39,6 +46,7 @@ class TokenBudgetState(TetherState[ResponseT]):
     """Tokens this run spent: the server's usage, or a count when it reports none."""
 
 
+@signed
 class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], ContextT, ResponseT]):
     """Counts each model request (messages and tool schemas, with tether's counter) and asks
     :func:`tether.decisions.policy.before_call` whether it fits the run's ``token_budget``,

@@ -12,6 +12,7 @@ write in one step have a reducer, since LangGraph takes one plain value per fiel
 from __future__ import annotations
 
 import functools
+import inspect
 import json
 import uuid
 from collections.abc import Callable, Mapping
@@ -61,6 +62,21 @@ with that reply (the outer wrappers take it as it is)."""
 CLOSING = "tether_closing"
 """Key of a model request's state (never of the agent's state) holding the cap whose last
 answer the request asks for, so the wrappers inside see why it was closed."""
+
+
+C = TypeVar("C", bound=type)
+CALL_HOOKS = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call")
+
+
+def signed(cls: C) -> C:
+    """The middleware class with its call hooks' signatures worked out once: ``create_agent``
+    runs each hook inside a LangSmith span, which reads the hook's signature on every call
+    (a third of the span's own cost)."""
+    for name in CALL_HOOKS:
+        hook = cls.__dict__.get(name)
+        if hook is not None:
+            hook.__signature__ = inspect.signature(hook)
+    return cls
 
 
 REDUCED_KEPT = 64

@@ -24,6 +24,8 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from tether.middleware.common import signed
+
 ToolResponse = ToolMessage | Command[Any]
 ToolHandler = Callable[[ToolCallRequest], ToolResponse]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
@@ -41,6 +43,7 @@ def _overrides(part: AgentMiddleware[Any, Any, Any], hook: str) -> bool:
     return getattr(type(part), hook) is not getattr(AgentMiddleware, hook)
 
 
+@signed
 class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     """``parts`` (tether middleware with wrap hooks only) run as one middleware: model calls
     through each part's ``wrap_model_call`` (or ``awrap_model_call``), the first part

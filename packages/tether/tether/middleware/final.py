@@ -33,6 +33,7 @@ from tether.middleware.common import (
     responded,
     reused,
     run_view,
+    signed,
     tool_message,
     tool_result,
     with_update,
@@ -62,6 +63,7 @@ class FinalAnswerCheckState(TetherState[ResponseT]):
     """An answer was sent back in this run; the next is taken as written."""
 
 
+@signed
 class FinalAnswerCheckMiddleware(
     AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
 ):

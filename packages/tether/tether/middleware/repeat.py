@@ -41,6 +41,7 @@ from tether.middleware.common import (
     proposal_of,
     reused,
     run_view,
+    signed,
     step_of,
     step_record,
     tool_message,
@@ -85,6 +86,7 @@ class RepeatGuardState(TetherState[ResponseT]):
     """The run replayed that write itself, before an answer (once per run)."""
 
 
+@signed
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]):
     """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is

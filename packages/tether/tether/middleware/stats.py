@@ -23,6 +23,7 @@ from langgraph.types import Command, Overwrite
 from tether.middleware.common import (
     MARK,
     reused,
+    signed,
     starts_run,
     tool_message,
     tool_result,
@@ -50,6 +51,7 @@ class ToolStatsState(AgentState[ResponseT]):
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
+@signed
 class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call

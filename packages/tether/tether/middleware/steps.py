@@ -30,6 +30,7 @@ from tether.middleware.common import (
     as_settings,
     counted,
     run_view,
+    signed,
     step_record,
     tool_message,
     tool_result,
@@ -79,6 +80,7 @@ def recorded(
     return with_update(result, call_id, {field: windowed([record], window * CALLS_PER_STEP)})
 
 
+@signed
 class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     """Records each tool step of the run in ``field`` (sync and async hooks)."""
 
