@@ -190,6 +190,41 @@ def test_composed_or_one_by_one_the_controls_act_alike() -> None:
     assert outs[0][1] == "failed" and outs[0][2].endswith("an answer was asked for at the cap")
 
 
+def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> None:
+    """TetherMiddleware keeps its parts' own private fields in one channel: after a run (a
+    recall, failures, the breaker's answer) each holds what the same field holds when every
+    middleware keeps its fields in channels of their own."""
+    settings = AgentSettings(breaker_failures=2)
+    replies = [
+        call("lookup_order", 1, order_id="ORD-2024-001"),
+        call("lookup_order", 2, order_id="ORD-2024-001"),
+        *[call("fetch", i, url=f"https://x/{i}") for i in range(3, 6)],
+        "I could not fetch it.",
+    ]
+    states = []
+    for middleware in (tether_middleware(settings), separate(settings)):
+        agent, _ = agent_with(list(replies), [lookup_order, fetch], middleware)
+        *_, last = agent.stream(ask(), stream_mode="values")
+        states.append(last)
+    composed, apart = states
+    packed = composed["tether_private"]
+    assert set(packed) == {
+        "tether_history",
+        "tether_calm_history",
+        "tether_task",
+        "tether_grounds",
+        "tether_sent_back",
+        "tether_usage",
+        "tether_calls",
+        "tether_unresolved",
+        "tether_resolving",
+    }
+    assert packed == {name: apart[name] for name in packed}
+    assert packed["tether_grounds"]["tools"] == ["lookup_order"] and packed["tether_calls"]
+    shared = ["tether_status", "tether_reason", "tether_step", "tether_stop"]
+    assert [composed[k] for k in shared] == [apart[k] for k in shared]
+
+
 def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() -> None:
     agent, _ = agent_with([], [lookup_order], tether_middleware())
     inputs = agent.get_input_jsonschema()["properties"]

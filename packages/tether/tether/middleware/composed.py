@@ -4,13 +4,15 @@
 tracing span of its own, on every call: six middleware cost six spans per model call and
 five per tool call, more CPU than the controls themselves. :class:`TetherMiddleware` runs
 its parts' hooks nested in list order (the first part is the outermost), exactly as
-``create_agent`` would, inside one span: each part's own code, under one layer.
+``create_agent`` would, inside one span: each part's own code, under one layer. The parts'
+own private fields are kept in one state channel (:mod:`tether.middleware.packed`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypedDict, cast, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -25,6 +27,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
 from tether.middleware.common import signed
+from tether.middleware.packed import Packing
 
 ToolResponse = ToolMessage | Command[Any]
 ToolHandler = Callable[[ToolCallRequest], ToolResponse]
@@ -32,6 +35,7 @@ AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
+RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
 HOOKS = tuple(
     f"{a}{h}"
     for h in ("before_agent", "before_model", "after_model", "after_agent")
@@ -48,8 +52,9 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     """``parts`` (tether middleware with wrap hooks only) run as one middleware: model calls
     through each part's ``wrap_model_call`` (or ``awrap_model_call``), the first part
     outermost, tool calls through each part's ``wrap_tool_call``; the state schema is the
-    union of the parts'. A part's state update is written as ``create_agent`` writes it:
-    those of the layers inside a part that called its handler again are the last call's.
+    union of the parts', their own private fields packed in one channel. A part's state
+    update is written as ``create_agent`` writes it: those of the layers inside a part that
+    called its handler again are the last call's.
     """
 
     def __init__(self, parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:
@@ -62,7 +67,9 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             if hooks or getattr(part, "tools", None):
                 raise ValueError(f"{part.name} has hooks a composed part cannot run: {hooks}")
         self.parts = list(parts)
-        self.state_schema = merged_schema(parts)
+        hints = merged_hints(parts)
+        self.packing = Packing(hints)
+        self.state_schema = self.packing.schema("TetherMiddlewareState", hints)
         self._model = [p for p in parts if _overrides(p, "wrap_model_call")]
         self._amodel = [p for p in parts if _overrides(p, "awrap_model_call")]
         self._tool = [p for p in parts if _overrides(p, "wrap_tool_call")]
@@ -73,6 +80,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request = self._viewed(request)
         updates: list[dict[str, Any]] = []
 
         def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
@@ -88,11 +96,12 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             into.extend(inner)
             return result
 
-        return _composed(_unwrapped(layer(0, request, updates), updates), updates)
+        return self._composed(_unwrapped(layer(0, request, updates), updates), updates)
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request = self._viewed(request)
         updates: list[dict[str, Any]] = []
 
         async def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
@@ -108,7 +117,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             into.extend(inner)
             return result
 
-        return _composed(_unwrapped(await layer(0, request, updates), updates), updates)
+        return self._composed(_unwrapped(await layer(0, request, updates), updates), updates)
 
     # --- tool calls -----------------------------------------------------------------------
 
@@ -118,7 +127,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
                 return handler(req)
             return self._tool[at].wrap_tool_call(req, lambda r: layer(at + 1, r))
 
-        return layer(0, request)
+        return cast(ToolResponse, self.packing.command(layer(0, self._viewed(request))))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
@@ -132,15 +141,36 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
             return await self._atool[at].awrap_tool_call(req, call)
 
-        return await layer(0, request)
+        return cast(ToolResponse, self.packing.command(await layer(0, self._viewed(request))))
+
+    # --- the packed fields ----------------------------------------------------------------
+
+    def _viewed(self, request: RequestT) -> RequestT:
+        """The request with the state as the parts read it (the packed fields unpacked). A
+        tool still gets the state as it is, through ``runtime``."""
+        state = self.packing.view(request.state)
+        return request if state is request.state else dataclasses.replace(request, state=state)
+
+    def _composed(
+        self, response: ModelResponse[Any], updates: list[dict[str, Any]]
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """The parts' updates as one, inner first, as ``create_agent`` applies them in turn,
+        the packed fields under one key."""
+        if not updates:
+            return response
+        merged: dict[str, Any] = {}
+        for update in updates:
+            merged |= update
+        command: Command[Any] = Command(update=self.packing.update(merged))
+        return ExtendedModelResponse(model_response=response, command=command)
 
 
-def merged_schema(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> Any:
-    """One state schema with every part's fields."""
+def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, Any]:
+    """Every part's state fields, with their annotations."""
     hints: dict[str, Any] = {}
     for part in parts:
         hints |= get_type_hints(part.state_schema, include_extras=True)
-    return cast(type, TypedDict("TetherMiddlewareState", hints))  # type: ignore[operator]
+    return hints
 
 
 def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse[Any]:
@@ -156,15 +186,3 @@ def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse
     if isinstance(result, AIMessage):
         return ModelResponse(result=[result], structured_response=None)
     return result
-
-
-def _composed(
-    response: ModelResponse[Any], updates: list[dict[str, Any]]
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-    """The parts' updates as one, inner first, as ``create_agent`` applies them in turn."""
-    if not updates:
-        return response
-    merged: dict[str, Any] = {}
-    for update in updates:
-        merged |= update
-    return ExtendedModelResponse(model_response=response, command=Command(update=merged))
