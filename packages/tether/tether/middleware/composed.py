@@ -11,6 +11,7 @@ own private fields are kept in one state channel (:mod:`tether.middleware.packed
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar, cast, get_type_hints
 
@@ -36,6 +37,8 @@ ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
 RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
+ModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], ModelResult]
+AsyncModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], Awaitable[ModelResult]]
 HOOKS = tuple(
     f"{a}{h}"
     for h in ("before_agent", "before_model", "after_model", "after_agent")
@@ -76,72 +79,44 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         self._atool = [p for p in parts if _overrides(p, "awrap_tool_call")]
 
     # --- model calls ----------------------------------------------------------------------
+    # Each layer is a partial of the next, built from the innermost out: a layer that named
+    # itself (a recursive closure) would make a reference cycle per call, kept with all it
+    # holds (the request, LangGraph's runtime) until the garbage collector finds it.
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        request = self._viewed(request)
+        run: ModelLayer = functools.partial(_model_handler, handler)
+        for part in reversed(self._model):
+            run = functools.partial(_model_layer, part, run)
         updates: list[dict[str, Any]] = []
-
-        def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
-            if at == len(self._model):
-                return handler(req)
-            inner: list[dict[str, Any]] = []
-
-            def call(next_req: ModelRequest[Any]) -> ModelResponse[Any]:
-                inner.clear()  # a part that calls again keeps the last call's updates
-                return _unwrapped(layer(at + 1, next_req, inner), inner)
-
-            result = self._model[at].wrap_model_call(req, call)
-            into.extend(inner)
-            return result
-
-        return self._composed(_unwrapped(layer(0, request, updates), updates), updates)
+        return self._composed(_unwrapped(run(self._viewed(request), updates), updates), updates)
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        request = self._viewed(request)
+        run: AsyncModelLayer = functools.partial(_amodel_handler, handler)
+        for part in reversed(self._amodel):
+            run = functools.partial(_amodel_layer, part, run)
         updates: list[dict[str, Any]] = []
-
-        async def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
-            if at == len(self._amodel):
-                return await handler(req)
-            inner: list[dict[str, Any]] = []
-
-            async def call(next_req: ModelRequest[Any]) -> ModelResponse[Any]:
-                inner.clear()
-                return _unwrapped(await layer(at + 1, next_req, inner), inner)
-
-            result = await self._amodel[at].awrap_model_call(req, call)
-            into.extend(inner)
-            return result
-
-        return self._composed(_unwrapped(await layer(0, request, updates), updates), updates)
+        result = await run(self._viewed(request), updates)
+        return self._composed(_unwrapped(result, updates), updates)
 
     # --- tool calls -----------------------------------------------------------------------
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
-        def layer(at: int, req: ToolCallRequest) -> ToolResponse:
-            if at == len(self._tool):
-                return handler(req)
-            return self._tool[at].wrap_tool_call(req, lambda r: layer(at + 1, r))
-
-        return cast(ToolResponse, self.packing.command(layer(0, self._viewed(request))))
+        run = handler
+        for part in reversed(self._tool):
+            run = functools.partial(_tool_layer, part, run)
+        return cast(ToolResponse, self.packing.command(run(self._viewed(request))))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResponse:
-        async def layer(at: int, req: ToolCallRequest) -> ToolResponse:
-            if at == len(self._atool):
-                return await handler(req)
-
-            async def call(r: ToolCallRequest) -> ToolResponse:
-                return await layer(at + 1, r)
-
-            return await self._atool[at].awrap_tool_call(req, call)
-
-        return cast(ToolResponse, self.packing.command(await layer(0, self._viewed(request))))
+        run = handler
+        for part in reversed(self._atool):
+            run = functools.partial(_atool_layer, part, run)
+        return cast(ToolResponse, self.packing.command(await run(self._viewed(request))))
 
     # --- the packed fields ----------------------------------------------------------------
 
@@ -171,6 +146,65 @@ def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, A
     for part in parts:
         hints |= get_type_hints(part.state_schema, include_extras=True)
     return hints
+
+
+def _model_handler(
+    handler: ModelHandler, request: ModelRequest[Any], into: list[dict[str, Any]]
+) -> ModelResult:
+    return handler(request)
+
+
+async def _amodel_handler(
+    handler: AsyncModelHandler, request: ModelRequest[Any], into: list[dict[str, Any]]
+) -> ModelResult:
+    return await handler(request)
+
+
+def _model_layer(
+    part: AgentMiddleware[Any, Any, Any],
+    inner: ModelLayer,
+    request: ModelRequest[Any],
+    into: list[dict[str, Any]],
+) -> ModelResult:
+    """``part``'s model call, ``inner`` the layers inside it; their updates go ``into``."""
+    kept: list[dict[str, Any]] = []
+
+    def call(next_request: ModelRequest[Any]) -> ModelResponse[Any]:
+        kept.clear()  # a part that calls again keeps the last call's updates
+        return _unwrapped(inner(next_request, kept), kept)
+
+    result = part.wrap_model_call(request, call)
+    into.extend(kept)
+    return result
+
+
+async def _amodel_layer(
+    part: AgentMiddleware[Any, Any, Any],
+    inner: AsyncModelLayer,
+    request: ModelRequest[Any],
+    into: list[dict[str, Any]],
+) -> ModelResult:
+    kept: list[dict[str, Any]] = []
+
+    async def call(next_request: ModelRequest[Any]) -> ModelResponse[Any]:
+        kept.clear()
+        return _unwrapped(await inner(next_request, kept), kept)
+
+    result = await part.awrap_model_call(request, call)
+    into.extend(kept)
+    return result
+
+
+def _tool_layer(
+    part: AgentMiddleware[Any, Any, Any], inner: ToolHandler, request: ToolCallRequest
+) -> ToolResponse:
+    return part.wrap_tool_call(request, inner)
+
+
+async def _atool_layer(
+    part: AgentMiddleware[Any, Any, Any], inner: AsyncToolHandler, request: ToolCallRequest
+) -> ToolResponse:
+    return await part.awrap_tool_call(request, inner)
 
 
 def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse[Any]:
