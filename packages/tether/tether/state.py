@@ -236,8 +236,10 @@ HISTORY_KEPT = 4
 """Step records kept at least (the breaker and the switch may ask for more)."""
 
 
+@functools.lru_cache(maxsize=256)
 def call_key(fingerprint: str) -> str:
-    """A short, stable key for a call's fingerprint (which may be long)."""
+    """A short, stable key for a call's fingerprint (which may be long); kept, since a
+    call's key is asked for several times as it is gated and recorded."""
     return hashlib.sha1(fingerprint.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
