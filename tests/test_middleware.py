@@ -372,6 +372,26 @@ def test_the_budget_counts_the_tool_schemas() -> None:
     assert budget.request_tokens(armed) > budget.request_tokens(bare) + 20
 
 
+def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> None:
+    """A step's request is the last one's messages and a few more: counted on from the last
+    count, or afresh when the messages before differ (a summary replaced them)."""
+    from langchain.agents.middleware.types import ModelRequest
+
+    model = ScriptedChatModel(responses=[])
+    task, reply = HumanMessage("Look up ORD-2024-001"), call("lookup_order", 1, order_id="x")
+    result = ToolMessage("paid " * 40, tool_call_id="call-1")
+    conversations = [
+        [task],
+        [task, reply, result],
+        [HumanMessage("A summary of the run so far."), reply, result],
+        [task, reply],
+    ]
+    budget = TokenBudgetMiddleware()
+    for messages in conversations:
+        request = ModelRequest(model=model, messages=messages, tools=[lookup_order])
+        assert budget.request_tokens(request) == TokenBudgetMiddleware().request_tokens(request)
+
+
 # --- calm temperature ------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_the_temperature_calms_after_successes(mode: str) -> None:

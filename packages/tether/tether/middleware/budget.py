@@ -69,6 +69,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self.settings = as_settings(settings)
         self.counter = counter or TiktokenCounter()
         self._counted: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
+        self._last: tuple[tuple[BaseMessage, ...], int] = ((), 0)
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
@@ -144,7 +145,18 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             messages.insert(0, request.system_message)
         schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return sum(map(self.message_tokens, messages)) + schemas + overhead
+        return self.messages_tokens(messages) + schemas + overhead
+
+    def messages_tokens(self, messages: list[BaseMessage]) -> int:
+        """The messages' tokens, counted on from the last request's when they start with its
+        messages (a step's request is the last one's and the messages since)."""
+        last, total = self._last
+        if len(last) <= len(messages) and all(a is b for a, b in zip(last, messages, strict=False)):
+            total += sum(map(self.message_tokens, messages[len(last) :]))
+        else:
+            total = sum(map(self.message_tokens, messages))
+        self._last = (tuple(messages), total)
+        return total
 
     def message_tokens(self, message: BaseMessage) -> int:
         """One message as :func:`tether.memory.count_messages` counts it, with its tool calls'
@@ -157,10 +169,15 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         tokens = count_messages(self.counter, [message])
         if isinstance(message, AIMessage) and message.tool_calls:
             tokens += self.counter.count(_call_text(message))
-        counted = self._counted
-        gone = weakref.ref(message, lambda _: counted.pop(key, None))
-        counted[key] = (gone, tokens)
+        if len(self._counted) >= COUNTED_KEPT:
+            self._forget()
+        self._counted[key] = (weakref.ref(message), tokens)
         return tokens
+
+    def _forget(self) -> None:
+        """Drop the counts of messages that are gone (all of them, if none is)."""
+        alive = {k: kept for k, kept in self._counted.items() if kept[0]() is not None}
+        self._counted = alive if len(alive) < COUNTED_KEPT // 2 else {}
 
     def _usage(
         self, spent: Usage | None, response: ModelResponse[Any], tokens: int
@@ -198,6 +215,9 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         }
 
 
+COUNTED_KEPT = 4096
+"""Messages whose count is kept (a message's count is checked against the message itself,
+so a count is never taken for another message)."""
 SCHEMAS_KEPT = 256
 _schemas: dict[int, tuple[BaseTool | dict[str, Any], str]] = {}
 
