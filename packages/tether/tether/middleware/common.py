@@ -27,7 +27,7 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
@@ -257,14 +257,15 @@ MEMO_SIZE = 64
 _memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
 
 
-def memo(kind: str, objects: tuple[Any, ...], make: Callable[[], T]) -> T:
-    """``make()``, computed once for the same ``objects`` (the same objects, not equal ones):
-    each tether middleware reads the same tool call and its answer, and reads them alike."""
+def memo(kind: Any, objects: tuple[Any, ...], make: Callable[..., T], *args: Any) -> T:
+    """``make(*args)``, computed once for the same ``objects`` (the same objects, not equal
+    ones): each tether middleware reads the same tool call and its answer, and reads them
+    alike."""
     key = (kind, *map(id, objects))
     hit = _memo.get(key)
     if hit is not None:  # the memo holds the objects, so no other object has their ids
         return cast(T, hit[1])
-    value = make()
+    value = make(*args)
     if len(_memo) >= MEMO_SIZE:
         _memo.clear()
     _memo[key] = (objects, value)
@@ -275,20 +276,20 @@ def proposal_of(request: ToolCallRequest) -> Proposal:
     """The call as the loop's decisions see it: tool, arguments and fingerprint, and whether
     the tool is registered (as the loop's think sets it: a failure's record names its tool
     only then, so a name the model invented never reaches a note)."""
-    call = request.tool_call
+    call, tool = request.tool_call, request.tool
+    return {**memo("proposal", (call, tool), _read_proposal, call, tool)}
 
-    def read() -> Proposal:
-        name, arguments = call["name"], dict(call.get("args") or {})
-        return {
-            "kind": "action",
-            "thought": "",
-            "tool": name,
-            "arguments": arguments,
-            "fingerprint": call_fingerprint(request.tool, name, arguments),
-            "registered": request.tool is not None,
-        }
 
-    return {**memo("proposal", (call, request.tool), read)}
+def _read_proposal(call: ToolCall, tool: BaseTool | None) -> Proposal:
+    name, arguments = call["name"], dict(call.get("args") or {})
+    return {
+        "kind": "action",
+        "thought": "",
+        "tool": name,
+        "arguments": arguments,
+        "fingerprint": call_fingerprint(tool, name, arguments),
+        "registered": tool is not None,
+    }
 
 
 def tool_message(result: ToolMessage | Command[Any], call_id: str | None) -> ToolMessage | None:
@@ -308,7 +309,7 @@ def tool_result(message: ToolMessage | None, tool: BaseTool | None) -> ToolResul
     tool's text shaped like a tether envelope (a tool of a tether registry) is read as one,
     though it may only claim a tool's own kinds of failure; else an error status fails the
     call (an unknown tool when no tool of that name is registered)."""
-    return memo("result", (message, tool), lambda: _outcome(message, tool))
+    return memo("result", (message, tool), _outcome, message, tool)
 
 
 def _outcome(message: ToolMessage | None, tool: BaseTool | None) -> ToolResult:
@@ -341,16 +342,18 @@ def step_record(
     """The step the call makes, as :func:`tether.decisions.policy.classify` judges it (a
     call tether answered itself is the gate's recall, repeat or refusal)."""
     step = step_of(request.state)
-
-    def judged() -> StepRecord:
-        proposal = proposal_of(request)
-        kind = result["meta"].get("error_type")
-        if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
-            proposal["gate"] = kind
-        return policy.classify(step, proposal, result, None, settings)
-
     key = (request.tool_call, request.tool, result, settings)
-    return {**memo(f"step-{step}", key, judged)}
+    return {**memo(step, key, _judged, step, request, result, settings)}
+
+
+def _judged(
+    step: int, request: ToolCallRequest, result: ToolResult, settings: AgentSettings
+) -> StepRecord:
+    proposal = proposal_of(request)
+    kind = result["meta"].get("error_type")
+    if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
+        proposal["gate"] = kind
+    return policy.classify(step, proposal, result, None, settings)
 
 
 def with_update(
