@@ -16,7 +16,7 @@ import inspect
 import json
 import uuid
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NotRequired, TypeVar, cast
+from typing import Annotated, Any, NotRequired, Self, TypeVar, cast
 
 from langchain.agents.middleware.types import (
     AgentState,
@@ -29,6 +29,7 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
+from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
@@ -122,16 +123,37 @@ def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:
     return current if current is not None and new is not None else new
 
 
+_SLOTS = tuple(
+    {s: 0 for c in BinaryOperatorAggregate.__mro__ for s in c.__dict__.get("__slots__", ())}
+)
+
+
+class Reduced(BinaryOperatorAggregate[Any]):
+    """A field's channel with a reducer, copied as it is: LangGraph copies every channel
+    for each branch it takes, and its own copy works the value's type out again (raising
+    and catching an error for an optional one)."""
+
+    __slots__ = ()
+
+    def copy(self) -> Self:
+        new = object.__new__(type(self))
+        for name in _SLOTS:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+
 class TetherState(AgentState[ResponseT]):
     """The fields every tether middleware keeps."""
 
-    tether_status: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_status: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Set when tether ended the run: a status of :data:`tether.STATUSES`."""
-    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Why, in tether's words (numbers and the names of the calls involved)."""
-    tether_step: NotRequired[Annotated[int, PrivateStateAttr, latest]]
+    tether_step: NotRequired[Annotated[int, PrivateStateAttr, Reduced(int, latest)]]
     """Model calls made in this run (the loop's steps)."""
-    tether_stop: NotRequired[Annotated[Verdict | None, PrivateStateAttr, first_stop]]
+    tether_stop: NotRequired[
+        Annotated[Verdict | None, PrivateStateAttr, Reduced(Verdict | None, first_stop)]
+    ]
     """A stop decided while the tools ran, acted on at the next model call."""
 
 

@@ -32,7 +32,7 @@ from typing import (
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import TetherState, reused
+from tether.middleware.common import Reduced, TetherState, reused
 
 PACKED = "tether_private"
 """The state key holding the composed parts' own private fields."""
@@ -90,7 +90,8 @@ class Packing:
         """The state schema: the fields not packed, and the packed channel."""
         kept = {key: hint for key, hint in hints.items() if key not in self.fields}
         if self.fields:
-            kept[PACKED] = NotRequired[Annotated[dict[str, Any], PrivateStateAttr, self.reduce]]
+            channel = Reduced(dict, self.reduce)
+            kept[PACKED] = NotRequired[Annotated[dict[str, Any], PrivateStateAttr, channel]]
         return cast(type, TypedDict(name, kept))  # type: ignore[operator]
 
     def view(self, state: Any) -> Any:

@@ -22,6 +22,7 @@ from langgraph.types import Command, Overwrite
 
 from tether.middleware.common import (
     MARK,
+    Reduced,
     reused,
     signed,
     starts_run,
@@ -46,7 +47,9 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolStatsState(AgentState[ResponseT]):
-    tether_tool_stats: NotRequired[Annotated[dict[str, Any], OmitFromInput, add_call]]
+    tether_tool_stats: NotRequired[
+        Annotated[dict[str, Any], OmitFromInput, Reduced(dict, add_call)]
+    ]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
