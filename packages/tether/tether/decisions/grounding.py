@@ -82,7 +82,16 @@ MAX_VALUE_CHARS = 200
 
 def normalise(text: str) -> str:
     """NFKC, case-folded, whitespace collapsed to single spaces."""
+    return _normalised(text) if len(text) <= SHORT_CHARS else _normalise(text)
+
+
+def _normalise(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+SHORT_CHARS = 64
+"""Texts this short (a value, an argument) are normalised once: they recur at every call."""
+_normalised = functools.lru_cache(maxsize=1024)(_normalise)
 
 
 def numbers_in(text: str) -> list[Decimal]:
@@ -248,8 +257,12 @@ def _status_values(value: Any) -> Iterator[str]:
             yield from _status_values(item)
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
+"""``json.dumps`` with these options builds this encoder anew at every call."""
+
+
 def _dump(data: Any) -> str:
-    return json.dumps(data, ensure_ascii=False, default=str)
+    return _JSON.encode(data)
 
 
 def _added(items: list[str], new: Iterable[str]) -> list[str]:
