@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 10700
+MAX_CORE_LINES = 10750
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -43,12 +43,13 @@ check's second call made in the same step), added about 110; composing them unde
 wrapper (middleware/composed.py, about 170), since create_agent traces each middleware's
 wrappers on every call, at more CPU than the controls themselves; and about 50 so that a
 tool call is read once for every control, and a message counted once per run. The
-middleware's cost round added about 190 (the core stood at about 10,470 before it): its
+middleware's cost round added about 240 (the core stood at about 10,470 before it): its
 parts' own private fields kept in one state channel (middleware/packed.py, about 120), since
-LangGraph copies every channel at each branch and handles each written key on its own;
-reducers that keep their last result, since each write is applied twice; a prompt counted on
-from the last request's; and the loop's registered-tool mark. The cap stays, so further
-growth is argued for here."""
+LangGraph copies every channel at each branch and handles each written key on its own; what
+the middleware keep to do less per call (middleware/kept.py, about 100: reducers that keep
+their last result, since each write is applied twice, channels copied as they are, the
+hooks' signatures for the tracing span); a prompt counted on from the last request's; and
+the loop's registered-tool mark. The cap stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once

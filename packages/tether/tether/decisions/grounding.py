@@ -80,18 +80,17 @@ MAX_VALUE_CHARS = 200
 # --- reading text -------------------------------------------------------------------------
 
 
-def normalise(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed to single spaces."""
-    return _normalised(text) if len(text) <= SHORT_CHARS else _normalise(text)
-
-
 def _normalise(text: str) -> str:
     return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
 
 
-SHORT_CHARS = 64
-"""Texts this short (a value, an argument) are normalised once: they recur at every call."""
 _normalised = functools.lru_cache(maxsize=1024)(_normalise)
+
+
+def normalise(text: str) -> str:
+    """NFKC, case-folded, whitespace collapsed to single spaces (a short text, a value or
+    an argument that recurs at every call, once)."""
+    return _normalised(text) if len(text) <= 64 else _normalise(text)
 
 
 def numbers_in(text: str) -> list[Decimal]:
@@ -257,12 +256,7 @@ def _status_values(value: Any) -> Iterator[str]:
             yield from _status_values(item)
 
 
-_JSON = json.JSONEncoder(ensure_ascii=False, default=str)
-"""``json.dumps`` with these options builds this encoder anew at every call."""
-
-
-def _dump(data: Any) -> str:
-    return _JSON.encode(data)
+_dump = json.JSONEncoder(ensure_ascii=False, default=str).encode  # not one encoder per call
 
 
 def _added(items: list[str], new: Iterable[str]) -> list[str]:
@@ -271,8 +265,7 @@ def _added(items: list[str], new: Iterable[str]) -> list[str]:
 
 @functools.lru_cache(maxsize=64)
 def _task_read(task: str) -> tuple[frozenset[str], str, tuple[Decimal, ...]]:
-    """The task's ids, normalised text and numbers, read once per task (not once per
-    argument of every call a run folds in)."""
+    """The task's ids, normalised text and numbers, read once per task."""
     return frozenset(ids_in(task)), normalise(task), tuple(numbers_in(task))
 
 

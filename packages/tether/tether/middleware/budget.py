@@ -32,8 +32,8 @@ from tether.middleware.common import (
     as_settings,
     last_reply,
     run_view,
-    signed,
 )
+from tether.middleware.kept import signed
 from tether.settings import AgentSettings
 from tether.state import Usage, Verdict, add_usage
 

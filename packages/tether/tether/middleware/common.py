@@ -11,12 +11,10 @@ write in one step have a reducer, since LangGraph takes one plain value per fiel
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NotRequired, Self, TypeVar, cast
+from collections.abc import Mapping
+from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware.types import (
     AgentState,
@@ -29,12 +27,12 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
-from langgraph.channels.binop import BinaryOperatorAggregate
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
 from tether.decisions import policy
 from tether.llm.parsing import call_fingerprint
+from tether.middleware.kept import Reduced, memo, reused
 from tether.settings import AgentSettings
 from tether.state import (
     STATUSES,
@@ -65,48 +63,6 @@ CLOSING = "tether_closing"
 answer the request asks for, so the wrappers inside see why it was closed."""
 
 
-C = TypeVar("C", bound=type)
-CALL_HOOKS = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call")
-
-
-def signed(cls: C) -> C:
-    """The middleware class with its call hooks' signatures worked out once: ``create_agent``
-    runs each hook inside a LangSmith span, which reads the hook's signature on every call
-    (a third of the span's own cost)."""
-    for name in CALL_HOOKS:
-        hook = cls.__dict__.get(name)
-        if hook is not None:
-            hook.__signature__ = inspect.signature(hook)
-    return cls
-
-
-REDUCED_KEPT = 64
-"""Reductions each reducer keeps: more than one step's writes."""
-R = TypeVar("R", bound=Callable[[Any, Any], Any])
-
-
-def reused(reducer: R) -> R:
-    """``reducer``, its result kept for the same current value and update (the same objects,
-    held, so no other object has their ids). LangGraph applies a node's writes twice, for the
-    branch that reads the state after the node and then into the state itself, and folding a
-    tool call into the run's grounds costs more than the rest of the call's own work."""
-    kept: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
-
-    @functools.wraps(reducer)
-    def reduced(current: Any, update: Any) -> Any:
-        key = (id(current), id(update))
-        hit = kept.get(key)
-        if hit is not None and hit[0] is current and hit[1] is update:
-            return hit[2]
-        value = reducer(current, update)
-        if len(kept) >= REDUCED_KEPT:
-            kept.clear()
-        kept[key] = (current, update, value)
-        return value
-
-    return cast(R, reduced)
-
-
 def latest(current: Any, new: Any) -> Any:
     """Reducer: the newest value (several middleware may write the same value in one step)."""
     return new
@@ -121,25 +77,6 @@ def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:
     """Reducer for a pending stop: the first verdict holds (parallel tool calls may each
     bring one); None clears it."""
     return current if current is not None and new is not None else new
-
-
-_SLOTS = tuple(
-    {s: 0 for c in BinaryOperatorAggregate.__mro__ for s in c.__dict__.get("__slots__", ())}
-)
-
-
-class Reduced(BinaryOperatorAggregate[Any]):
-    """A field's channel with a reducer, copied as it is: LangGraph copies every channel
-    for each branch it takes, and its own copy works the value's type out again (raising
-    and catching an error for an optional one)."""
-
-    __slots__ = ()
-
-    def copy(self) -> Self:
-        new = object.__new__(type(self))
-        for name in _SLOTS:
-            object.__setattr__(new, name, getattr(self, name))
-        return new
 
 
 class TetherState(AgentState[ResponseT]):
@@ -272,26 +209,6 @@ def responded(
 
 
 # --- a tool call and its outcome --------------------------------------------------------------
-
-
-MEMO_SIZE = 64
-"""Tool calls whose reading is kept: more than one step's parallel calls."""
-_memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-
-
-def memo(kind: Any, objects: tuple[Any, ...], make: Callable[..., T], *args: Any) -> T:
-    """``make(*args)``, computed once for the same ``objects`` (the same objects, not equal
-    ones): each tether middleware reads the same tool call and its answer, and reads them
-    alike."""
-    key = (kind, *map(id, objects))
-    hit = _memo.get(key)
-    if hit is not None:  # the memo holds the objects, so no other object has their ids
-        return cast(T, hit[1])
-    value = make(*args)
-    if len(_memo) >= MEMO_SIZE:
-        _memo.clear()
-    _memo[key] = (objects, value)
-    return value
 
 
 def proposal_of(request: ToolCallRequest) -> Proposal:

@@ -27,7 +27,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import signed
+from tether.middleware.kept import signed
 from tether.middleware.packed import Packing
 
 ToolResponse = ToolMessage | Command[Any]

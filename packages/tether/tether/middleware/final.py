@@ -31,13 +31,12 @@ from tether.middleware.common import (
     as_settings,
     ends_run,
     responded,
-    reused,
     run_view,
-    signed,
     tool_message,
     tool_result,
     with_update,
 )
+from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
 
 ToolResponse = ToolMessage | Command[Any]

@@ -32,7 +32,8 @@ from typing import (
 from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import Reduced, TetherState, reused
+from tether.middleware.common import TetherState
+from tether.middleware.kept import Reduced, reused
 
 PACKED = "tether_private"
 """The state key holding the composed parts' own private fields."""

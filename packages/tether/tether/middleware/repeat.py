@@ -39,15 +39,14 @@ from tether.middleware.common import (
     ends_run,
     latest,
     proposal_of,
-    reused,
     run_view,
-    signed,
     step_of,
     step_record,
     tool_message,
     tool_result,
     with_update,
 )
+from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
 from tether.state import (
     CallEvent,

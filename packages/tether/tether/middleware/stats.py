@@ -22,14 +22,12 @@ from langgraph.types import Command, Overwrite
 
 from tether.middleware.common import (
     MARK,
-    Reduced,
-    reused,
-    signed,
     starts_run,
     tool_message,
     tool_result,
     with_update,
 )
+from tether.middleware.kept import Reduced, reused, signed
 from tether.tools.stats import ToolStats
 
 ToolResponse = ToolMessage | Command[Any]

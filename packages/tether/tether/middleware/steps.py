@@ -30,7 +30,6 @@ from tether.middleware.common import (
     as_settings,
     counted,
     run_view,
-    signed,
     step_record,
     tool_message,
     tool_result,
@@ -38,6 +37,7 @@ from tether.middleware.common import (
     with_note,
     with_update,
 )
+from tether.middleware.kept import signed
 from tether.settings import AgentSettings
 from tether.state import FAILURE_KINDS, StepRecord, windowed
 
