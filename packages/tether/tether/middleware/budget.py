@@ -235,7 +235,8 @@ def schema_text(tool: BaseTool | dict[str, Any]) -> str:
     return text
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps with options builds one per call
+
+
 def _call_text(message: AIMessage) -> str:
-    return " ".join(
-        f"{c['name']} {json.dumps(c['args'], ensure_ascii=False)}" for c in message.tool_calls
-    )
+    return " ".join(f"{c['name']} {_JSON.encode(c['args'])}" for c in message.tool_calls)
