@@ -107,7 +107,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
         run = handler
         for part in reversed(self._tool):
-            run = functools.partial(_tool_layer, part, run)
+            run = functools.partial(part.wrap_tool_call, handler=run)
         return cast(ToolResponse, self.packing.command(run(self._viewed(request))))
 
     async def awrap_tool_call(
@@ -115,7 +115,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     ) -> ToolResponse:
         run = handler
         for part in reversed(self._atool):
-            run = functools.partial(_atool_layer, part, run)
+            run = functools.partial(part.awrap_tool_call, handler=run)
         return cast(ToolResponse, self.packing.command(await run(self._viewed(request))))
 
     # --- the packed fields ----------------------------------------------------------------
@@ -193,18 +193,6 @@ async def _amodel_layer(
     result = await part.awrap_model_call(request, call)
     into.extend(kept)
     return result
-
-
-def _tool_layer(
-    part: AgentMiddleware[Any, Any, Any], inner: ToolHandler, request: ToolCallRequest
-) -> ToolResponse:
-    return part.wrap_tool_call(request, inner)
-
-
-async def _atool_layer(
-    part: AgentMiddleware[Any, Any, Any], inner: AsyncToolHandler, request: ToolCallRequest
-) -> ToolResponse:
-    return await part.awrap_tool_call(request, inner)
 
 
 def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse[Any]:
