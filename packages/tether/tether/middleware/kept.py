@@ -63,7 +63,12 @@ def reused(reducer: R) -> R:
         kept[key] = (current, update, value)
         return value
 
+    setattr(reduced, KEPT_FROM, reducer)
     return cast(R, reduced)
+
+
+KEPT_FROM = "kept_from"
+"""Attribute of a :func:`reused` reducer: the reducer it keeps the results of."""
 
 
 _SLOTS = tuple(

@@ -33,7 +33,7 @@ from langchain.agents.middleware.types import PrivateStateAttr
 from langgraph.types import Command, Overwrite
 
 from tether.middleware.common import TetherState
-from tether.middleware.kept import Reduced, reused
+from tether.middleware.kept import KEPT_FROM, Reduced, reused
 
 PACKED = "tether_private"
 """The state key holding the composed parts' own private fields."""
@@ -70,6 +70,7 @@ def field_of(hint: Any) -> Field | None:
     reducer = meta[-1] if callable(meta[-1]) and not isinstance(meta[-1], type) else None
     if reducer is None:
         return Field()
+    reducer = getattr(reducer, KEPT_FROM, reducer)  # the packed channel keeps its results
     kind = get_origin(hint.__origin__) or hint.__origin__
     try:
         kind()
