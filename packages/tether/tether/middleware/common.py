@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware.types import (
@@ -305,6 +305,42 @@ def with_update(
     if isinstance(result.update, dict) and not result.goto and tool_message(result, call_id):
         return Command(update={**result.update, **update}, graph=result.graph)
     return result  # an answer tether cannot read: passed on as it is
+
+
+class AnswerUpdates:
+    """A middleware whose tool hook only adds an update to the call's answer
+    (:meth:`tool_update`): composed, its update is written beside the others' in one go,
+    with no layer of its own around the call."""
+
+    def tool_update(
+        self, request: ToolCallRequest, result: ToolMessage | Command[Any]
+    ) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        return answered(request, handler(request), [self])
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        return answered(request, await handler(request), [self])
+
+
+def answered(
+    request: ToolCallRequest, result: ToolMessage | Command[Any], parts: Sequence[AnswerUpdates]
+) -> ToolMessage | Command[Any]:
+    """The answer with the updates of ``parts`` (the outermost first), as each would write
+    its own around the others."""
+    update: dict[str, Any] = {}
+    for part in reversed(parts):
+        update |= part.tool_update(request, result) or {}
+    return with_update(result, request.tool_call["id"], update) if update else result
 
 
 def _data(text: str) -> Any:

@@ -27,6 +27,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from tether.middleware.common import AnswerUpdates, answered
 from tether.middleware.kept import signed
 from tether.middleware.packed import Packing
 
@@ -75,8 +76,8 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         self.state_schema = self.packing.schema("TetherMiddlewareState", hints)
         self._model = [p for p in parts if _overrides(p, "wrap_model_call")]
         self._amodel = [p for p in parts if _overrides(p, "awrap_model_call")]
-        self._tool = [p for p in parts if _overrides(p, "wrap_tool_call")]
-        self._atool = [p for p in parts if _overrides(p, "awrap_tool_call")]
+        self._after, self._tool = _split([p for p in parts if _overrides(p, "wrap_tool_call")])
+        self._aafter, self._atool = _split([p for p in parts if _overrides(p, "awrap_tool_call")])
 
     # --- model calls ----------------------------------------------------------------------
     # Each layer is a partial of the next, built from the innermost out: a layer that named
@@ -104,11 +105,16 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
     # --- tool calls -----------------------------------------------------------------------
 
+    # The outermost parts that only add an update to the answer (``AnswerUpdates``) add it
+    # after the layers inside them return, all in one go, with no layer each.
+
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
         run = handler
         for part in reversed(self._tool):
             run = functools.partial(part.wrap_tool_call, handler=run)
-        return cast(ToolResponse, self.packing.command(run(self._viewed(request))))
+        request = self._viewed(request)
+        result = answered(request, run(request), self._after)
+        return cast(ToolResponse, self.packing.command(result))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
@@ -116,7 +122,9 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         run = handler
         for part in reversed(self._atool):
             run = functools.partial(part.awrap_tool_call, handler=run)
-        return cast(ToolResponse, self.packing.command(await run(self._viewed(request))))
+        request = self._viewed(request)
+        result = answered(request, await run(request), self._aafter)
+        return cast(ToolResponse, self.packing.command(result))
 
     # --- the packed fields ----------------------------------------------------------------
 
@@ -146,6 +154,23 @@ def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, A
     for part in parts:
         hints |= get_type_hints(part.state_schema, include_extras=True)
     return hints
+
+
+def _split(
+    parts: list[AgentMiddleware[Any, Any, Any]],
+) -> tuple[list[AnswerUpdates], list[AgentMiddleware[Any, Any, Any]]]:
+    """The outermost parts whose tool hooks only add an update, and the rest (the layers)."""
+    at = 0
+    while at < len(parts) and _only_updates(parts[at]):
+        at += 1
+    return cast(list[AnswerUpdates], parts[:at]), parts[at:]
+
+
+def _only_updates(part: AgentMiddleware[Any, Any, Any]) -> bool:
+    return isinstance(part, AnswerUpdates) and all(
+        getattr(type(part), hook) is getattr(AnswerUpdates, hook)
+        for hook in ("wrap_tool_call", "awrap_tool_call")
+    )
 
 
 def _model_handler(

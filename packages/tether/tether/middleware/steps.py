@@ -26,6 +26,7 @@ from langgraph.types import Command
 from tether.decisions import policy, stops
 from tether.middleware.closing import Plan, plan_call
 from tether.middleware.common import (
+    AnswerUpdates,
     TetherState,
     as_settings,
     counted,
@@ -35,7 +36,6 @@ from tether.middleware.common import (
     tool_result,
     window_of,
     with_note,
-    with_update,
 )
 from tether.middleware.kept import signed
 from tether.settings import AgentSettings
@@ -70,18 +70,8 @@ def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
     return count
 
 
-def recorded(
-    request: ToolCallRequest, result: ToolResponse, field: str, window: int, settings: AgentSettings
-) -> ToolResponse:
-    """The tool call's answer with its step record appended to ``field``."""
-    call_id = request.tool_call["id"]
-    outcome = tool_result(tool_message(result, call_id), request.tool)
-    record = step_record(request, outcome, settings)
-    return with_update(result, call_id, {field: windowed([record], window * CALLS_PER_STEP)})
-
-
 @signed
-class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+class StepsMiddleware(AnswerUpdates, AgentMiddleware[Any, ContextT, ResponseT]):
     """Records each tool step of the run in ``field`` (sync and async hooks)."""
 
     field = ""
@@ -96,18 +86,11 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def steps(self, state: Any) -> list[StepRecord]:
         return by_step(list(state.get(self.field) or []))
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
-    ) -> ToolResponse:
-        return recorded(request, handler(request), self.field, self.window(), self.settings)
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
-    ) -> ToolResponse:
-        result = await handler(request)
-        return recorded(request, result, self.field, self.window(), self.settings)
+    def tool_update(self, request: ToolCallRequest, result: ToolResponse) -> dict[str, Any]:
+        """The call's step record, appended to ``field``."""
+        outcome = tool_result(tool_message(result, request.tool_call["id"]), request.tool)
+        record = step_record(request, outcome, self.settings)
+        return {self.field: windowed([record], self.window() * CALLS_PER_STEP)}
 
     def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
         """The call as this middleware makes it, and its update (a new run's fields, the
