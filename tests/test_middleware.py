@@ -225,6 +225,23 @@ def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> N
     assert [composed[k] for k in shared] == [apart[k] for k in shared]
 
 
+def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
+    """The channels of tether's fields with a reducer copy themselves without LangGraph's
+    re-derivation of the type: the copy holds the same value, key and reducer, and moves on
+    its own."""
+    from langgraph.channels.binop import BinaryOperatorAggregate
+    from tether.middleware.kept import Reduced
+
+    for kind in (Reduced, BinaryOperatorAggregate):
+        channel = kind(list, lambda a, b: [*a, *b])
+        channel.key = "tether_x"
+        channel.update([[1]])
+        twin = channel.copy()
+        twin.update([[2]])
+        assert type(twin) is kind and twin.key == "tether_x" and twin.operator is channel.operator
+        assert (channel.get(), twin.get()) == ([1], [1, 2])
+
+
 def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() -> None:
     agent, _ = agent_with([], [lookup_order], tether_middleware())
     inputs = agent.get_input_jsonschema()["properties"]

@@ -11,8 +11,6 @@ from typing import Any, Self, TypeVar, cast
 from langgraph.channels.binop import BinaryOperatorAggregate
 
 T = TypeVar("T")
-
-
 C = TypeVar("C", bound=type)
 CALL_HOOKS = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call")
 
@@ -72,7 +70,9 @@ KEPT_FROM = "kept_from"
 
 
 _SLOTS = tuple(
-    {s: 0 for c in BinaryOperatorAggregate.__mro__ for s in c.__dict__.get("__slots__", ())}
+    dict.fromkeys(
+        s for c in BinaryOperatorAggregate.__mro__ for s in c.__dict__.get("__slots__", ())
+    )
 )
 
 
