@@ -191,6 +191,58 @@ def test_composed_or_one_by_one_the_controls_act_alike() -> None:
     assert outs[0][1] == "failed" and outs[0][2].endswith("an answer was asked for at the cap")
 
 
+def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> None:
+    """TetherMiddleware keeps its parts' own private fields in one channel: after a run (a
+    recall, failures, the breaker's answer) each holds what the same field holds when every
+    middleware keeps its fields in channels of their own."""
+    settings = AgentSettings(breaker_failures=2)
+    replies = [
+        call("lookup_order", 1, order_id="ORD-2024-001"),
+        call("lookup_order", 2, order_id="ORD-2024-001"),
+        *[call("fetch", i, url=f"https://x/{i}") for i in range(3, 6)],
+        "I could not fetch it.",
+    ]
+    states = []
+    for middleware in (tether_middleware(settings), separate(settings)):
+        agent, _ = agent_with(list(replies), [lookup_order, fetch], middleware)
+        *_, last = agent.stream(ask(), stream_mode="values")
+        states.append(last)
+    composed, apart = states
+    packed = composed["tether_private"]
+    assert set(packed) == {
+        "tether_history",
+        "tether_calm_history",
+        "tether_task",
+        "tether_grounds",
+        "tether_sent_back",
+        "tether_usage",
+        "tether_calls",
+        "tether_unresolved",
+        "tether_resolving",
+    }
+    assert packed == {name: apart[name] for name in packed}
+    assert packed["tether_grounds"]["tools"] == ["lookup_order"] and packed["tether_calls"]
+    shared = ["tether_status", "tether_reason", "tether_step", "tether_stop"]
+    assert [composed[k] for k in shared] == [apart[k] for k in shared]
+
+
+def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
+    """The channels of tether's fields with a reducer copy themselves without LangGraph's
+    re-derivation of the type: the copy holds the same value, key and reducer, and moves on
+    its own."""
+    from langgraph.channels.binop import BinaryOperatorAggregate
+    from tether.middleware.kept import Reduced
+
+    for kind in (Reduced, BinaryOperatorAggregate):
+        channel = kind(list, lambda a, b: [*a, *b])
+        channel.key = "tether_x"
+        channel.update([[1]])
+        twin = channel.copy()
+        twin.update([[2]])
+        assert type(twin) is kind and twin.key == "tether_x" and twin.operator is channel.operator
+        assert (channel.get(), twin.get()) == ([1], [1, 2])
+
+
 def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() -> None:
     agent, _ = agent_with([], [lookup_order], tether_middleware())
     inputs = agent.get_input_jsonschema()["properties"]
@@ -238,6 +290,39 @@ def test_the_breaker_warns_then_opens_with_an_answer_asked_for(mode: str) -> Non
     assert out["tether_reason"].startswith("circuit breaker: 4 consecutive failed steps")
     assert out["tether_reason"].endswith("an answer was asked for at the cap")
     assert out["messages"][-1].text == answer_of(out) == "I could not fetch it."
+
+
+def test_a_failure_note_names_a_registered_tool() -> None:
+    """As in the loop: a failed step's record names its tool when the tool is registered."""
+    replies = [call("fetch", i, url=f"https://x/{i}") for i in range(2)] + ["I could not."]
+    agent, model = agent_with(replies, [fetch], tether_middleware())
+    agent.invoke(ask("Fetch the page"))
+    failed = [n for n in notes_seen(model) if n.startswith("Your last 2 steps failed")]
+    assert failed and "step 1, fetch tool error, its error says: timeout" in failed[0]
+    assert "step 2, fetch tool error" in failed[0]
+
+
+INVENTED = "wire_all_funds_now"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_name_the_model_invented_is_in_no_note(mode: str) -> None:
+    """A call to an unregistered tool fails, then is refused, and the breaker opens on it:
+    every note and every result tether writes says so without the model's name for it,
+    while a registered tool's failure beside it is named."""
+    replies = [
+        call("fetch", 1, url="https://x/1"),
+        *[call(INVENTED, i, to="ACC-1") for i in range(2, 5)],
+        "Nothing was done.",
+    ]
+    agent, model = agent_with(replies, [fetch, lookup_order], tether_middleware())
+    out = run(agent, ask("Fetch the page"), mode)
+    seen = notes_seen(model)
+    assert out["tether_status"] == "failed" and answer_of(out) == "Nothing was done."
+    assert any(s.startswith("Refused: this call with these exact arguments") for s in seen)
+    named = "step 1, fetch tool error, its error says: timeout; step 2, unknown tool;"
+    assert any(named in s for s in seen) and len(seen) == 5
+    assert not [s for s in seen if INVENTED in s]
 
 
 def test_without_cap_answer_the_breaker_ends_the_run_before_the_call() -> None:
@@ -302,6 +387,26 @@ def test_the_budget_counts_the_tool_schemas() -> None:
     bare = ModelRequest(model=model, messages=[HumanMessage("hi")])
     armed = bare.override(tools=[lookup_order, pay_order])
     assert budget.request_tokens(armed) > budget.request_tokens(bare) + 20
+
+
+def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> None:
+    """A step's request is the last one's messages and a few more: counted on from the last
+    count, or afresh when the messages before differ (a summary replaced them)."""
+    from langchain.agents.middleware.types import ModelRequest
+
+    model = ScriptedChatModel(responses=[])
+    task, reply = HumanMessage("Look up ORD-2024-001"), call("lookup_order", 1, order_id="x")
+    result = ToolMessage("paid " * 40, tool_call_id="call-1")
+    conversations = [
+        [task],
+        [task, reply, result],
+        [HumanMessage("A summary of the run so far."), reply, result],
+        [task, reply],
+    ]
+    budget = TokenBudgetMiddleware()
+    for messages in conversations:
+        request = ModelRequest(model=model, messages=messages, tools=[lookup_order])
+        assert budget.request_tokens(request) == TokenBudgetMiddleware().request_tokens(request)
 
 
 # --- calm temperature ------------------------------------------------------------------------

@@ -236,6 +236,7 @@ HISTORY_KEPT = 4
 """Step records kept at least (the breaker and the switch may ask for more)."""
 
 
+@functools.lru_cache(maxsize=256)  # a call's key is asked for as it is gated and recorded
 def call_key(fingerprint: str) -> str:
     """A short, stable key for a call's fingerprint (which may be long)."""
     return hashlib.sha1(fingerprint.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -195,14 +195,16 @@ def looks_up(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
 
 
 def changes_not_made(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> list[str]:
-    """The side-effecting tools the task clearly asks for that never succeeded in the run."""
+    """The side-effecting tools the task clearly asks for that never succeeded in the run
+    (the task is read only when there is one)."""
+    untried = [t for t in tools if has_side_effects(t) and t.name not in grounds["tools"]]
+    if not untried:
+        return []
     words, plain = set(terms(task)), normalise(task)
     values = task_values(task) | set(grounds["ids"])
     has_ids = bool(ids_in(task)) or bool(grounds["ids"])
     found = []
-    for tool in tools:
-        if not has_side_effects(tool) or tool.name in grounds["tools"]:
-            continue
+    for tool in untried:
         parts = terms(tool.name.replace("_", " "))
         if not parts or not set(parts) <= words or negated(plain, parts):
             continue

@@ -83,9 +83,13 @@ _LABEL_NAMES = {
 }
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+"""``json.dumps`` with these options builds this encoder anew at every call."""
+
+
 def canonical_arguments(arguments: dict[str, Any]) -> str:
     """Arguments as canonical JSON, so equal calls compare equal."""
-    return json.dumps(arguments, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return _CANONICAL.encode(arguments)
 
 
 def fingerprint(tool: str, arguments: dict[str, Any]) -> str:

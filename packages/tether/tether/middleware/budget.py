@@ -26,7 +26,14 @@ from langchain_core.utils.function_calling import convert_to_openai_tool
 from tether.decisions import policy
 from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
 from tether.middleware.closing import Plan, closed, closing_of, is_closed, plan_call
-from tether.middleware.common import STOP_ID, TetherState, as_settings, last_reply, run_view
+from tether.middleware.common import (
+    STOP_ID,
+    TetherState,
+    as_settings,
+    last_reply,
+    run_view,
+)
+from tether.middleware.kept import signed
 from tether.settings import AgentSettings
 from tether.state import Usage, Verdict, add_usage
 
@@ -39,6 +46,7 @@ class TokenBudgetState(TetherState[ResponseT]):
     """Tokens this run spent: the server's usage, or a count when it reports none."""
 
 
+@signed
 class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], ContextT, ResponseT]):
     """Counts each model request (messages and tool schemas, with tether's counter) and asks
     :func:`tether.decisions.policy.before_call` whether it fits the run's ``token_budget``,
@@ -61,6 +69,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self.settings = as_settings(settings)
         self.counter = counter or TiktokenCounter()
         self._counted: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
+        self._last: tuple[tuple[BaseMessage, ...], int] = ((), 0)
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
@@ -136,7 +145,18 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             messages.insert(0, request.system_message)
         schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return sum(map(self.message_tokens, messages)) + schemas + overhead
+        return self.messages_tokens(messages) + schemas + overhead
+
+    def messages_tokens(self, messages: list[BaseMessage]) -> int:
+        """The messages' tokens, counted on from the last request's when they start with its
+        messages (a step's request is the last one's and the messages since)."""
+        last, total = self._last
+        if len(last) <= len(messages) and all(a is b for a, b in zip(last, messages, strict=False)):
+            total += sum(map(self.message_tokens, messages[len(last) :]))
+        else:
+            total = sum(map(self.message_tokens, messages))
+        self._last = (tuple(messages), total)
+        return total
 
     def message_tokens(self, message: BaseMessage) -> int:
         """One message as :func:`tether.memory.count_messages` counts it, with its tool calls'
@@ -149,10 +169,15 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         tokens = count_messages(self.counter, [message])
         if isinstance(message, AIMessage) and message.tool_calls:
             tokens += self.counter.count(_call_text(message))
-        counted = self._counted
-        gone = weakref.ref(message, lambda _: counted.pop(key, None))
-        counted[key] = (gone, tokens)
+        if len(self._counted) >= COUNTED_KEPT:
+            self._forget()
+        self._counted[key] = (weakref.ref(message), tokens)
         return tokens
+
+    def _forget(self) -> None:
+        """Drop the counts of messages that are gone (all of them, if none is)."""
+        alive = {k: kept for k, kept in self._counted.items() if kept[0]() is not None}
+        self._counted = alive if len(alive) < COUNTED_KEPT // 2 else {}
 
     def _usage(
         self, spent: Usage | None, response: ModelResponse[Any], tokens: int
@@ -190,6 +215,9 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         }
 
 
+COUNTED_KEPT = 4096
+"""Messages whose count is kept (a message's count is checked against the message itself,
+so a count is never taken for another message)."""
 SCHEMAS_KEPT = 256
 _schemas: dict[int, tuple[BaseTool | dict[str, Any], str]] = {}
 
@@ -207,7 +235,8 @@ def schema_text(tool: BaseTool | dict[str, Any]) -> str:
     return text
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps with options builds one per call
+
+
 def _call_text(message: AIMessage) -> str:
-    return " ".join(
-        f"{c['name']} {json.dumps(c['args'], ensure_ascii=False)}" for c in message.tool_calls
-    )
+    return " ".join(f"{c['name']} {_JSON.encode(c['args'])}" for c in message.tool_calls)

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NotRequired, TypeVar, cast
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Annotated, Any, NotRequired, TypeVar
 
 from langchain.agents.middleware.types import (
     AgentState,
@@ -25,15 +25,24 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCall, ToolMessage
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
 from tether.decisions import policy
 from tether.llm.parsing import call_fingerprint
+from tether.middleware.kept import Reduced, memo, reused
 from tether.settings import AgentSettings
-from tether.state import STATUSES, TOOL_ERROR_TYPES, Proposal, StepRecord, ToolResult, Verdict
+from tether.state import (
+    STATUSES,
+    TOOL_ERROR_TYPES,
+    Proposal,
+    StepRecord,
+    ToolResult,
+    Verdict,
+    keep_window,
+)
 from tether.tools.envelope import LOOP_ORIGIN
 
 T = TypeVar("T")
@@ -59,6 +68,11 @@ def latest(current: Any, new: Any) -> Any:
     return new
 
 
+window_of = reused(keep_window)
+"""Reducer for a run's step records (:func:`tether.state.keep_window`), one object for every
+field that keeps them, as LangGraph wants one reducer per field."""
+
+
 def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:
     """Reducer for a pending stop: the first verdict holds (parallel tool calls may each
     bring one); None clears it."""
@@ -68,13 +82,15 @@ def first_stop(current: Verdict | None, new: Verdict | None) -> Verdict | None:
 class TetherState(AgentState[ResponseT]):
     """The fields every tether middleware keeps."""
 
-    tether_status: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_status: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Set when tether ended the run: a status of :data:`tether.STATUSES`."""
-    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Why, in tether's words (numbers and the names of the calls involved)."""
-    tether_step: NotRequired[Annotated[int, PrivateStateAttr, latest]]
+    tether_step: NotRequired[Annotated[int, PrivateStateAttr, Reduced(int, latest)]]
     """Model calls made in this run (the loop's steps)."""
-    tether_stop: NotRequired[Annotated[Verdict | None, PrivateStateAttr, first_stop]]
+    tether_stop: NotRequired[
+        Annotated[Verdict | None, PrivateStateAttr, Reduced(Verdict | None, first_stop)]
+    ]
     """A stop decided while the tools ran, acted on at the next model call."""
 
 
@@ -195,40 +211,24 @@ def responded(
 # --- a tool call and its outcome --------------------------------------------------------------
 
 
-MEMO_SIZE = 64
-"""Tool calls whose reading is kept: more than one step's parallel calls."""
-_memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
-
-
-def memo(kind: str, objects: tuple[Any, ...], make: Callable[[], T]) -> T:
-    """``make()``, computed once for the same ``objects`` (the same objects, not equal ones):
-    each tether middleware reads the same tool call and its answer, and reads them alike."""
-    key = (kind, *map(id, objects))
-    hit = _memo.get(key)
-    if hit is not None:  # the memo holds the objects, so no other object has their ids
-        return cast(T, hit[1])
-    value = make()
-    if len(_memo) >= MEMO_SIZE:
-        _memo.clear()
-    _memo[key] = (objects, value)
-    return value
-
-
 def proposal_of(request: ToolCallRequest) -> Proposal:
-    """The call as the loop's decisions see it: tool, arguments and fingerprint."""
-    call = request.tool_call
+    """The call as the loop's decisions see it: tool, arguments and fingerprint, and whether
+    the tool is registered (as the loop's think sets it: a failure's record names its tool
+    only then, so a name the model invented never reaches a note)."""
+    call, tool = request.tool_call, request.tool
+    return {**memo("proposal", (call, tool), _read_proposal, call, tool)}
 
-    def read() -> Proposal:
-        name, arguments = call["name"], dict(call.get("args") or {})
-        return {
-            "kind": "action",
-            "thought": "",
-            "tool": name,
-            "arguments": arguments,
-            "fingerprint": call_fingerprint(request.tool, name, arguments),
-        }
 
-    return {**memo("proposal", (call, request.tool), read)}
+def _read_proposal(call: ToolCall, tool: BaseTool | None) -> Proposal:
+    name, arguments = call["name"], dict(call.get("args") or {})
+    return {
+        "kind": "action",
+        "thought": "",
+        "tool": name,
+        "arguments": arguments,
+        "fingerprint": call_fingerprint(tool, name, arguments),
+        "registered": tool is not None,
+    }
 
 
 def tool_message(result: ToolMessage | Command[Any], call_id: str | None) -> ToolMessage | None:
@@ -248,7 +248,7 @@ def tool_result(message: ToolMessage | None, tool: BaseTool | None) -> ToolResul
     tool's text shaped like a tether envelope (a tool of a tether registry) is read as one,
     though it may only claim a tool's own kinds of failure; else an error status fails the
     call (an unknown tool when no tool of that name is registered)."""
-    return memo("result", (message, tool), lambda: _outcome(message, tool))
+    return memo("result", (message, tool), _outcome, message, tool)
 
 
 def _outcome(message: ToolMessage | None, tool: BaseTool | None) -> ToolResult:
@@ -281,16 +281,18 @@ def step_record(
     """The step the call makes, as :func:`tether.decisions.policy.classify` judges it (a
     call tether answered itself is the gate's recall, repeat or refusal)."""
     step = step_of(request.state)
-
-    def judged() -> StepRecord:
-        proposal = proposal_of(request)
-        kind = result["meta"].get("error_type")
-        if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
-            proposal["gate"] = kind
-        return policy.classify(step, proposal, result, None, settings)
-
     key = (request.tool_call, request.tool, result, settings)
-    return {**memo(f"step-{step}", key, judged)}
+    return {**memo(step, key, _judged, step, request, result, settings)}
+
+
+def _judged(
+    step: int, request: ToolCallRequest, result: ToolResult, settings: AgentSettings
+) -> StepRecord:
+    proposal = proposal_of(request)
+    kind = result["meta"].get("error_type")
+    if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
+        proposal["gate"] = kind
+    return policy.classify(step, proposal, result, None, settings)
 
 
 def with_update(
@@ -303,6 +305,42 @@ def with_update(
     if isinstance(result.update, dict) and not result.goto and tool_message(result, call_id):
         return Command(update={**result.update, **update}, graph=result.graph)
     return result  # an answer tether cannot read: passed on as it is
+
+
+class AnswerUpdates:
+    """A middleware whose tool hook only adds an update to the call's answer
+    (:meth:`tool_update`): composed, its update is written beside the others' in one go,
+    with no layer of its own around the call."""
+
+    def tool_update(
+        self, request: ToolCallRequest, result: ToolMessage | Command[Any]
+    ) -> dict[str, Any] | None:
+        raise NotImplementedError
+
+    def wrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], ToolMessage | Command[Any]],
+    ) -> ToolMessage | Command[Any]:
+        return answered(request, handler(request), [self])
+
+    async def awrap_tool_call(
+        self,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[ToolMessage | Command[Any]]],
+    ) -> ToolMessage | Command[Any]:
+        return answered(request, await handler(request), [self])
+
+
+def answered(
+    request: ToolCallRequest, result: ToolMessage | Command[Any], parts: Sequence[AnswerUpdates]
+) -> ToolMessage | Command[Any]:
+    """The answer with the updates of ``parts`` (the outermost first), as each would write
+    its own around the others."""
+    update: dict[str, Any] = {}
+    for part in reversed(parts):
+        update |= part.tool_update(request, result) or {}
+    return with_update(result, request.tool_call["id"], update) if update else result
 
 
 def _data(text: str) -> Any:

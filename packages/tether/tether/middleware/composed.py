@@ -4,13 +4,16 @@
 tracing span of its own, on every call: six middleware cost six spans per model call and
 five per tool call, more CPU than the controls themselves. :class:`TetherMiddleware` runs
 its parts' hooks nested in list order (the first part is the outermost), exactly as
-``create_agent`` would, inside one span: each part's own code, under one layer.
+``create_agent`` would, inside one span: each part's own code, under one layer. The parts'
+own private fields are kept in one state channel (:mod:`tether.middleware.packed`).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypedDict, cast, get_type_hints
+from typing import Any, TypeVar, cast, get_type_hints
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -24,12 +27,19 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
+from tether.middleware.common import AnswerUpdates, answered
+from tether.middleware.kept import signed
+from tether.middleware.packed import Packing
+
 ToolResponse = ToolMessage | Command[Any]
 ToolHandler = Callable[[ToolCallRequest], ToolResponse]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
+RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
+ModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], ModelResult]
+AsyncModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], Awaitable[ModelResult]]
 HOOKS = tuple(
     f"{a}{h}"
     for h in ("before_agent", "before_model", "after_model", "after_agent")
@@ -41,12 +51,14 @@ def _overrides(part: AgentMiddleware[Any, Any, Any], hook: str) -> bool:
     return getattr(type(part), hook) is not getattr(AgentMiddleware, hook)
 
 
+@signed
 class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     """``parts`` (tether middleware with wrap hooks only) run as one middleware: model calls
     through each part's ``wrap_model_call`` (or ``awrap_model_call``), the first part
     outermost, tool calls through each part's ``wrap_tool_call``; the state schema is the
-    union of the parts'. A part's state update is written as ``create_agent`` writes it:
-    those of the layers inside a part that called its handler again are the last call's.
+    union of the parts', their own private fields packed in one channel. A part's state
+    update is written as ``create_agent`` writes it: those of the layers inside a part that
+    called its handler again are the last call's.
     """
 
     def __init__(self, parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> None:
@@ -59,85 +71,153 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             if hooks or getattr(part, "tools", None):
                 raise ValueError(f"{part.name} has hooks a composed part cannot run: {hooks}")
         self.parts = list(parts)
-        self.state_schema = merged_schema(parts)
+        hints = merged_hints(parts)
+        self.packing = Packing(hints)
+        self.state_schema = self.packing.schema("TetherMiddlewareState", hints)
         self._model = [p for p in parts if _overrides(p, "wrap_model_call")]
         self._amodel = [p for p in parts if _overrides(p, "awrap_model_call")]
-        self._tool = [p for p in parts if _overrides(p, "wrap_tool_call")]
-        self._atool = [p for p in parts if _overrides(p, "awrap_tool_call")]
+        self._after, self._tool = _split([p for p in parts if _overrides(p, "wrap_tool_call")])
+        self._aafter, self._atool = _split([p for p in parts if _overrides(p, "awrap_tool_call")])
 
     # --- model calls ----------------------------------------------------------------------
+    # Each layer is a partial of the next, built from the innermost out: a layer that named
+    # itself (a recursive closure) would make a reference cycle per call, kept with all it
+    # holds (the request, LangGraph's runtime) until the garbage collector finds it.
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        run: ModelLayer = functools.partial(_model_handler, handler)
+        for part in reversed(self._model):
+            run = functools.partial(_model_layer, part, run)
         updates: list[dict[str, Any]] = []
-
-        def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
-            if at == len(self._model):
-                return handler(req)
-            inner: list[dict[str, Any]] = []
-
-            def call(next_req: ModelRequest[Any]) -> ModelResponse[Any]:
-                inner.clear()  # a part that calls again keeps the last call's updates
-                return _unwrapped(layer(at + 1, next_req, inner), inner)
-
-            result = self._model[at].wrap_model_call(req, call)
-            into.extend(inner)
-            return result
-
-        return _composed(_unwrapped(layer(0, request, updates), updates), updates)
+        return self._composed(_unwrapped(run(self._viewed(request), updates), updates), updates)
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        run: AsyncModelLayer = functools.partial(_amodel_handler, handler)
+        for part in reversed(self._amodel):
+            run = functools.partial(_amodel_layer, part, run)
         updates: list[dict[str, Any]] = []
-
-        async def layer(at: int, req: ModelRequest[Any], into: list[dict[str, Any]]) -> ModelResult:
-            if at == len(self._amodel):
-                return await handler(req)
-            inner: list[dict[str, Any]] = []
-
-            async def call(next_req: ModelRequest[Any]) -> ModelResponse[Any]:
-                inner.clear()
-                return _unwrapped(await layer(at + 1, next_req, inner), inner)
-
-            result = await self._amodel[at].awrap_model_call(req, call)
-            into.extend(inner)
-            return result
-
-        return _composed(_unwrapped(await layer(0, request, updates), updates), updates)
+        result = await run(self._viewed(request), updates)
+        return self._composed(_unwrapped(result, updates), updates)
 
     # --- tool calls -----------------------------------------------------------------------
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
-        def layer(at: int, req: ToolCallRequest) -> ToolResponse:
-            if at == len(self._tool):
-                return handler(req)
-            return self._tool[at].wrap_tool_call(req, lambda r: layer(at + 1, r))
+    # The outermost parts that only add an update to the answer (``AnswerUpdates``) add it
+    # after the layers inside them return, all in one go, with no layer each.
 
-        return layer(0, request)
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
+        run = handler
+        for part in reversed(self._tool):
+            run = functools.partial(part.wrap_tool_call, handler=run)
+        request = self._viewed(request)
+        result = answered(request, run(request), self._after)
+        return cast(ToolResponse, self.packing.command(result))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResponse:
-        async def layer(at: int, req: ToolCallRequest) -> ToolResponse:
-            if at == len(self._atool):
-                return await handler(req)
+        run = handler
+        for part in reversed(self._atool):
+            run = functools.partial(part.awrap_tool_call, handler=run)
+        request = self._viewed(request)
+        result = answered(request, await run(request), self._aafter)
+        return cast(ToolResponse, self.packing.command(result))
 
-            async def call(r: ToolCallRequest) -> ToolResponse:
-                return await layer(at + 1, r)
+    # --- the packed fields ----------------------------------------------------------------
 
-            return await self._atool[at].awrap_tool_call(req, call)
+    def _viewed(self, request: RequestT) -> RequestT:
+        """The request with the state as the parts read it (the packed fields unpacked). A
+        tool still gets the state as it is, through ``runtime``."""
+        state = self.packing.view(request.state)
+        return request if state is request.state else dataclasses.replace(request, state=state)
 
-        return await layer(0, request)
+    def _composed(
+        self, response: ModelResponse[Any], updates: list[dict[str, Any]]
+    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        """The parts' updates as one, inner first, as ``create_agent`` applies them in turn,
+        the packed fields under one key."""
+        if not updates:
+            return response
+        merged: dict[str, Any] = {}
+        for update in updates:
+            merged |= update
+        command: Command[Any] = Command(update=self.packing.update(merged))
+        return ExtendedModelResponse(model_response=response, command=command)
 
 
-def merged_schema(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> Any:
-    """One state schema with every part's fields."""
+def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, Any]:
+    """Every part's state fields, with their annotations."""
     hints: dict[str, Any] = {}
     for part in parts:
         hints |= get_type_hints(part.state_schema, include_extras=True)
-    return cast(type, TypedDict("TetherMiddlewareState", hints))  # type: ignore[operator]
+    return hints
+
+
+def _split(
+    parts: list[AgentMiddleware[Any, Any, Any]],
+) -> tuple[list[AnswerUpdates], list[AgentMiddleware[Any, Any, Any]]]:
+    """The outermost parts whose tool hooks only add an update, and the rest (the layers)."""
+    at = 0
+    while at < len(parts) and _only_updates(parts[at]):
+        at += 1
+    return cast(list[AnswerUpdates], parts[:at]), parts[at:]
+
+
+def _only_updates(part: AgentMiddleware[Any, Any, Any]) -> bool:
+    return isinstance(part, AnswerUpdates) and all(
+        getattr(type(part), hook) is getattr(AnswerUpdates, hook)
+        for hook in ("wrap_tool_call", "awrap_tool_call")
+    )
+
+
+def _model_handler(
+    handler: ModelHandler, request: ModelRequest[Any], into: list[dict[str, Any]]
+) -> ModelResult:
+    return handler(request)
+
+
+async def _amodel_handler(
+    handler: AsyncModelHandler, request: ModelRequest[Any], into: list[dict[str, Any]]
+) -> ModelResult:
+    return await handler(request)
+
+
+def _model_layer(
+    part: AgentMiddleware[Any, Any, Any],
+    inner: ModelLayer,
+    request: ModelRequest[Any],
+    into: list[dict[str, Any]],
+) -> ModelResult:
+    """``part``'s model call, ``inner`` the layers inside it; their updates go ``into``."""
+    kept: list[dict[str, Any]] = []
+
+    def call(next_request: ModelRequest[Any]) -> ModelResponse[Any]:
+        kept.clear()  # a part that calls again keeps the last call's updates
+        return _unwrapped(inner(next_request, kept), kept)
+
+    result = part.wrap_model_call(request, call)
+    into.extend(kept)
+    return result
+
+
+async def _amodel_layer(
+    part: AgentMiddleware[Any, Any, Any],
+    inner: AsyncModelLayer,
+    request: ModelRequest[Any],
+    into: list[dict[str, Any]],
+) -> ModelResult:
+    kept: list[dict[str, Any]] = []
+
+    async def call(next_request: ModelRequest[Any]) -> ModelResponse[Any]:
+        kept.clear()
+        return _unwrapped(await inner(next_request, kept), kept)
+
+    result = await part.awrap_model_call(request, call)
+    into.extend(kept)
+    return result
 
 
 def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse[Any]:
@@ -153,15 +233,3 @@ def _unwrapped(result: ModelResult, into: list[dict[str, Any]]) -> ModelResponse
     if isinstance(result, AIMessage):
         return ModelResponse(result=[result], structured_response=None)
     return result
-
-
-def _composed(
-    response: ModelResponse[Any], updates: list[dict[str, Any]]
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-    """The parts' updates as one, inner first, as ``create_agent`` applies them in turn."""
-    if not updates:
-        return response
-    merged: dict[str, Any] = {}
-    for update in updates:
-        merged |= update
-    return ExtendedModelResponse(model_response=response, command=Command(update=merged))

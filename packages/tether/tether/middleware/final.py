@@ -27,6 +27,7 @@ from tether.middleware.closing import is_closed
 from tether.middleware.common import (
     MARK,
     NOTE_ID,
+    AnswerUpdates,
     TetherState,
     as_settings,
     ends_run,
@@ -34,13 +35,14 @@ from tether.middleware.common import (
     run_view,
     tool_message,
     tool_result,
-    with_update,
 )
+from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
 
 ToolResponse = ToolMessage | Command[Any]
 
 
+@reused
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's grounds (``{}`` before any call) with one more tool call folded in
     by :func:`tether.decisions.final_check.record_result`."""
@@ -60,8 +62,9 @@ class FinalAnswerCheckState(TetherState[ResponseT]):
     """An answer was sent back in this run; the next is taken as written."""
 
 
+@signed
 class FinalAnswerCheckMiddleware(
-    AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
+    AnswerUpdates, AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
 ):
     """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
     When it returns a note, the note is added as a user message after the reply and the
@@ -154,37 +157,24 @@ class FinalAnswerCheckMiddleware(
             update["tether_sent_back"] = True
         return responded(response, update)
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
-    ) -> ToolResponse:
-        return self._grounded(request, handler(request))
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
-    ) -> ToolResponse:
-        return self._grounded(request, await handler(request))
-
     def _learn(self, request: ModelRequest[Any]) -> None:
         for tool in request.tools:
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
                 self._tools[tool.name] = tool
 
-    def _grounded(self, request: ToolCallRequest, result: ToolResponse) -> ToolResponse:
-        """The answer with what the call established (a call tether answered from its record
-        establishes nothing new)."""
-        call_id = request.tool_call["id"]
-        message = tool_message(result, call_id)
+    def tool_update(self, request: ToolCallRequest, result: ToolResponse) -> dict[str, Any] | None:
+        """What the call established (a call tether answered from its record establishes
+        nothing new)."""
+        message = tool_message(result, request.tool_call["id"])
         if message is not None and message.additional_kwargs.get(MARK) in ("recall", "repeat"):
-            return result
+            return None
         call = {
             "task": request.state.get("tether_task") or "",
             "tool": request.tool_call["name"],
             "arguments": request.tool_call.get("args") or {},
             "result": tool_result(message, request.tool),
         }
-        return with_update(result, call_id, {"tether_grounds": call})
+        return {"tether_grounds": call}
 
 
 def _sent_back(

@@ -46,6 +46,7 @@ from tether.middleware.common import (
     tool_result,
     with_update,
 )
+from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
 from tether.state import (
     CallEvent,
@@ -71,8 +72,12 @@ UNKNOWN_OUTCOME = (
 )
 
 
+calls_of = reused(record_calls)
+"""Reducer for the run's calls (:func:`tether.state.record_calls`)."""
+
+
 class RepeatGuardState(TetherState[ResponseT]):
-    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, record_calls]]
+    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, calls_of]]
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
     tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
@@ -80,6 +85,7 @@ class RepeatGuardState(TetherState[ResponseT]):
     """The run replayed that write itself, before an answer (once per run)."""
 
 
+@signed
 class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]):
     """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is
@@ -219,8 +225,8 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         if decided.gate == "refuse":
             why = decided.reason or "failed on its last two runs"
             text = (
-                f"Refused: {proposal['tool']} with these exact arguments {why}; it was not run "
-                "this time. Use another tool, or change the arguments."
+                f"Refused: {_named(proposal)} with these exact arguments {why}; it was not "
+                "run this time. Use another tool, or change the arguments."
             )
             return _answered(request, text, "refuse", {})
         view, step = _view(request.state), step_of(request.state)
@@ -231,7 +237,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
             events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
             return _answered(request, note, "recall", {"tether_calls": events})
         verdict = stops.after_step(view, [record], 0, self.settings)
-        text = f"{proposal['tool']} was not run: it was proposed again after the note."
+        text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 
     # --- after the call: its record -------------------------------------------------------
@@ -264,6 +270,12 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return with_update(result, call_id, update)
+
+
+def _named(proposal: Proposal) -> str:
+    """The call as tether's own words name it: its tool when registered, never a name the
+    model invented."""
+    return proposal["tool"] if proposal.get("registered") else "this call"
 
 
 def _view(state: Any) -> Any:

@@ -20,12 +20,20 @@ from langchain_core.messages import ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import MARK, starts_run, tool_message, tool_result, with_update
+from tether.middleware.common import (
+    MARK,
+    starts_run,
+    tool_message,
+    tool_result,
+    with_update,
+)
+from tether.middleware.kept import Reduced, reused, signed
 from tether.tools.stats import ToolStats
 
 ToolResponse = ToolMessage | Command[Any]
 
 
+@reused
 def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's stats with one more call of ``call["tool"]``
     (:meth:`tether.tools.ToolStats.record`; no error text is kept)."""
@@ -37,11 +45,14 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolStatsState(AgentState[ResponseT]):
-    tether_tool_stats: NotRequired[Annotated[dict[str, Any], OmitFromInput, add_call]]
+    tether_tool_stats: NotRequired[
+        Annotated[dict[str, Any], OmitFromInput, Reduced(dict, add_call)]
+    ]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
+@signed
 class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call

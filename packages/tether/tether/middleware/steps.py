@@ -8,7 +8,6 @@ loop (where each step runs one call).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from itertools import groupby
 from typing import Annotated, Any, NotRequired
 
 from langchain.agents.middleware.types import (
@@ -27,6 +26,7 @@ from langgraph.types import Command
 from tether.decisions import policy, stops
 from tether.middleware.closing import Plan, plan_call
 from tether.middleware.common import (
+    AnswerUpdates,
     TetherState,
     as_settings,
     counted,
@@ -34,11 +34,12 @@ from tether.middleware.common import (
     step_record,
     tool_message,
     tool_result,
+    window_of,
     with_note,
-    with_update,
 )
+from tether.middleware.kept import signed
 from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, StepRecord, keep_window, windowed
+from tether.state import FAILURE_KINDS, StepRecord, windowed
 
 ToolResponse = ToolMessage | Command[Any]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
@@ -49,12 +50,13 @@ CALLS_PER_STEP = 4
 
 def by_step(history: list[StepRecord]) -> list[StepRecord]:
     """One record per step: its last failure when every call failed, else its last call
-    that did not fail."""
-    steps = []
-    for _, group in groupby(history, key=lambda record: record["step"]):
-        records = list(group)
-        kept = [r for r in records if r["kind"] not in FAILURE_KINDS] or records
-        steps.append(kept[-1])
+    that did not fail (one pass: it runs at every model call)."""
+    steps: list[StepRecord] = []
+    for record in history:
+        if not steps or steps[-1]["step"] != record["step"]:
+            steps.append(record)
+        elif record["kind"] not in FAILURE_KINDS or steps[-1]["kind"] in FAILURE_KINDS:
+            steps[-1] = record
     return steps
 
 
@@ -68,17 +70,8 @@ def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
     return count
 
 
-def recorded(
-    request: ToolCallRequest, result: ToolResponse, field: str, window: int, settings: AgentSettings
-) -> ToolResponse:
-    """The tool call's answer with its step record appended to ``field``."""
-    call_id = request.tool_call["id"]
-    outcome = tool_result(tool_message(result, call_id), request.tool)
-    record = step_record(request, outcome, settings)
-    return with_update(result, call_id, {field: windowed([record], window * CALLS_PER_STEP)})
-
-
-class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
+@signed
+class StepsMiddleware(AnswerUpdates, AgentMiddleware[Any, ContextT, ResponseT]):
     """Records each tool step of the run in ``field`` (sync and async hooks)."""
 
     field = ""
@@ -93,18 +86,11 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     def steps(self, state: Any) -> list[StepRecord]:
         return by_step(list(state.get(self.field) or []))
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
-    ) -> ToolResponse:
-        return recorded(request, handler(request), self.field, self.window(), self.settings)
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
-    ) -> ToolResponse:
-        result = await handler(request)
-        return recorded(request, result, self.field, self.window(), self.settings)
+    def tool_update(self, request: ToolCallRequest, result: ToolResponse) -> dict[str, Any]:
+        """The call's step record, appended to ``field``."""
+        outcome = tool_result(tool_message(result, request.tool_call["id"]), request.tool)
+        record = step_record(request, outcome, self.settings)
+        return {self.field: windowed([record], self.window() * CALLS_PER_STEP)}
 
     def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
         """The call as this middleware makes it, and its update (a new run's fields, the
@@ -136,7 +122,7 @@ class StepsMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
 
 class CircuitBreakerState(TetherState[ResponseT]):
-    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
     """The run's last tool steps, as many as the breaker and the switch note need."""
 
 
@@ -171,7 +157,7 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
 
 
 class CalmTemperatureState(TetherState[ResponseT]):
-    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, keep_window]]
+    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
     """The run's last tool steps, as many as the calm setting needs."""
 
 

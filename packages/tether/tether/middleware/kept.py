@@ -1,0 +1,111 @@
+"""What tether's middleware keep so as to do less at every call: the readings of a tool
+call, a reducer's last results, channels copied as they are, the hooks' signatures."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, Self, TypeVar, cast
+
+from langgraph.channels.binop import BinaryOperatorAggregate
+
+T = TypeVar("T")
+C = TypeVar("C", bound=type)
+CALL_HOOKS = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call")
+
+
+def signed(cls: C) -> C:
+    """The middleware class with its call hooks' signatures worked out once: ``create_agent``
+    runs each hook inside a LangSmith span, which reads the hook's signature on every call
+    (a third of the span's own cost)."""
+    for name in CALL_HOOKS:
+        hook = cls.__dict__.get(name)
+        if hook is not None:
+            hook.__signature__ = inspect.signature(hook)
+    return cls
+
+
+REDUCED_KEPT = 8
+"""Reductions each reducer keeps (the oldest goes first): a step's writes (one per parallel
+call), few enough that the states they hold are let go soon (else the garbage collector
+runs more often, and longer)."""
+R = TypeVar("R", bound=Callable[[Any, Any], Any])
+
+
+def evict(kept: dict[Any, Any]) -> None:
+    """Drop the oldest entry of a memo (all of them, if another thread changed it
+    meanwhile: a memo only saves work)."""
+    try:
+        del kept[next(iter(kept))]
+    except (RuntimeError, KeyError, StopIteration):
+        kept.clear()
+
+
+def reused(reducer: R) -> R:
+    """``reducer``, its result kept for the same current value and update (the same objects,
+    held, so no other object has their ids). LangGraph applies a node's writes twice, for the
+    branch that reads the state after the node and then into the state itself, and folding a
+    tool call into the run's grounds costs more than the rest of the call's own work."""
+    kept: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+    @functools.wraps(reducer)
+    def reduced(current: Any, update: Any) -> Any:
+        key = (id(current), id(update))
+        hit = kept.get(key)
+        if hit is not None and hit[0] is current and hit[1] is update:
+            return hit[2]
+        value = reducer(current, update)
+        if len(kept) >= REDUCED_KEPT:
+            evict(kept)
+        kept[key] = (current, update, value)
+        return value
+
+    setattr(reduced, KEPT_FROM, reducer)
+    return cast(R, reduced)
+
+
+KEPT_FROM = "kept_from"
+"""Attribute of a :func:`reused` reducer: the reducer it keeps the results of."""
+
+
+_SLOTS = tuple(
+    dict.fromkeys(
+        s for c in BinaryOperatorAggregate.__mro__ for s in c.__dict__.get("__slots__", ())
+    )
+)
+
+
+class Reduced(BinaryOperatorAggregate[Any]):
+    """A field's channel with a reducer, copied as it is: LangGraph copies every channel
+    for each branch it takes, and its own copy works the value's type out again (raising
+    and catching an error for an optional one)."""
+
+    __slots__ = ()
+
+    def copy(self) -> Self:
+        new = object.__new__(type(self))
+        for name in _SLOTS:
+            object.__setattr__(new, name, getattr(self, name))
+        return new
+
+
+MEMO_SIZE = 16
+"""Readings kept (the oldest goes first): five calls' worth (a call is read again only
+while its wrappers run), few enough that what they hold is let go soon."""
+_memo: dict[tuple[Any, ...], tuple[tuple[Any, ...], Any]] = {}
+
+
+def memo(kind: Any, objects: tuple[Any, ...], make: Callable[..., T], *args: Any) -> T:
+    """``make(*args)``, computed once for the same ``objects`` (the same objects, not equal
+    ones): each tether middleware reads the same tool call and its answer, and reads them
+    alike."""
+    key = (kind, *map(id, objects))
+    hit = _memo.get(key)
+    if hit is not None:  # the memo holds the objects, so no other object has their ids
+        return cast(T, hit[1])
+    value = make(*args)
+    if len(_memo) >= MEMO_SIZE:
+        evict(_memo)
+    _memo[key] = (objects, value)
+    return value
