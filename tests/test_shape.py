@@ -45,7 +45,7 @@ wrappers on every call, at more CPU than the controls themselves; and about 50 s
 tool call is read once for every control, and a message counted once per run. The
 middleware's cost round added about 240 (the core stood at about 10,470 before it): its
 parts' own private fields kept in one state channel (middleware/packed.py, about 120), since
-LangGraph copies every channel at each branch and handles each written key on its own; what
+LangGraph copies every channel at each branch it takes; what
 the middleware keep to do less per call (middleware/kept.py, about 100: reducers that keep
 their last result, since each write is applied twice, channels copied as they are, the
 hooks' signatures for the tracing span); a prompt counted on from the last request's; and
