@@ -1,8 +1,8 @@
 """The private fields of a composed middleware's parts, kept in one state channel.
 
 LangGraph copies every channel of the state for each branch it takes (twice a step in
-``create_agent``) and handles each key a node writes on its own: nine private fields, five of
-them written at every tool call, cost more than the controls that keep them.
+``create_agent``): nine private fields, each a channel, cost more than the controls that keep
+them.
 :class:`~tether.middleware.TetherMiddleware` keeps its parts' own private fields in one
 channel, :data:`PACKED`, and each part reads and writes the state as it would with a channel
 per field: the fields are unpacked into the state a part reads, and a part's update of them
