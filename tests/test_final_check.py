@@ -361,3 +361,87 @@ def test_an_answer_that_states_nothing_before_any_lookup_is_sent_back_with_a_too
     assert stated and "calculate" not in stated and "2320.86" in stated
     # nothing in the task a tool could take: the empty answer is taken
     assert check_final("Say hello to a new customer.", "Hello and welcome!", None, tools) is None
+
+
+# --- (d) an answer with nothing in it ------------------------------------------------------------
+@tool(args_schema=OrderArgs)
+def query_order_zh(order_id: str) -> dict[str, Any]:
+    """Look an order up: its status, amounts and payments. 查询订单。"""
+    return {}
+
+
+@tool(args_schema=OrderArgs, side_effects=True)
+def cancel_order_zh(order_id: str) -> str:
+    """Cancel an order that has not been paid. 取消未支付的订单。"""
+    return ""
+
+
+@tool(args_schema=PayArgs, side_effects=True)
+def pay_order_zh(order_id: str, amount: str) -> str:
+    """Charge the amount due on an order. 支付订单。"""
+    return ""
+
+
+BILINGUAL = [query_order_zh, list_user_orders, cancel_order_zh, pay_order_zh]
+DONE, DONE_ZH = "Done, the request has been handled.", "已处理完毕。"
+LOOKED_UP_ZH = ("query_order_zh", {"order_id": "ORD-2024-001"}, ORDER, True)
+
+
+def empty_note(*tools: str) -> str:
+    return NOTES["empty"].format(tools=" or ".join(tools))
+
+
+def test_an_empty_answer_to_a_change_asked_in_another_language_is_sent_back() -> None:
+    task = "客户改主意了，请取消订单 ORD-2024-001。"
+    looked = grounds_of(task, LOOKED_UP_ZH)
+    assert check_final(task, DONE_ZH, looked, BILINGUAL) == empty_note("cancel_order_zh")
+    # a claim of the change in words no vocabulary knows states nothing either
+    assert check_final(task, "订单已取消。", looked, BILINGUAL) == empty_note("cancel_order_zh")
+    # once the change has succeeded, an answer that states nothing is taken
+    cancelled = grounds_of(
+        task, LOOKED_UP_ZH, ("cancel_order_zh", {"order_id": "ORD-2024-001"}, {}, True)
+    )
+    assert check_final(task, DONE_ZH, cancelled, BILINGUAL) is None
+
+
+def test_an_empty_answer_names_no_change_the_task_does_not_ask_for() -> None:
+    looked = grounds_of("x", LOOKED_UP_ZH)
+    asked = {
+        "订单 ORD-2024-001 的状态是什么？": "a question: its words are a read tool's too",
+        "订单 ORD-2024-001 应付多少？先不要支付。": "a change the task rules out (not yet)",
+        "What is the status of order ORD-2024-001?": "the same question in English",
+    }
+    for task, why in asked.items():
+        assert check_final(task, DONE_ZH, looked, BILINGUAL) is None, why
+    # the same words without the negation do ask for the change, and only pay_order_zh's:
+    # cancel_order_zh's description has 支付 too, negated ("未支付的订单")
+    task = "订单 ORD-2024-001 应付多少？请支付。"
+    assert check_final(task, DONE_ZH, looked, BILINGUAL) == empty_note("pay_order_zh")
+
+
+def test_an_empty_answer_names_every_change_its_words_match_in_registry_order() -> None:
+    looked = grounds_of("x", LOOKED_UP_ZH)
+    zh = "请取消或支付订单 ORD-2024-001。"
+    assert check_final(zh, DONE_ZH, looked, BILINGUAL) == empty_note(
+        "cancel_order_zh", "pay_order_zh"
+    )
+
+
+def test_an_answer_that_says_what_the_run_found_is_taken() -> None:
+    task = "客户改主意了，请取消订单 ORD-2024-001。"
+    looked = grounds_of(task, LOOKED_UP_ZH)
+    # a text value a result returned, in words no vocabulary knows
+    assert check_final(task, "Pending, for U0003.", looked, BILINGUAL) is None
+    assert check_final(task, "It is pending.", looked, BILINGUAL) is None
+    # the arguments the change needs are nowhere in the task or the results
+    bare = "客户改主意了，请取消我的订单。"
+    assert check_final(bare, DONE_ZH, grounds_of(bare, LOOKED_UP_ZH), BILINGUAL) is None
+
+
+def test_an_empty_answer_after_the_change_was_tried_is_taken() -> None:
+    # a rejected or failed call's outcome is in the prompt already: nothing to add to it
+    task = "客户改主意了，请取消订单 ORD-2024-001。"
+    tried = grounds_of(
+        task, LOOKED_UP_ZH, ("cancel_order_zh", {"order_id": "ORD-2024-001"}, None, False)
+    )
+    assert check_final(task, DONE_ZH, tried, BILINGUAL) is None

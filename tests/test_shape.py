@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 10850
+MAX_CORE_LINES = 10950
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -50,7 +50,9 @@ channel (middleware/packed.py, about 120), since LangGraph copies every channel 
 branch it takes; what the middleware keep to do less per call
 (middleware/kept.py, about 100: reducers that keep their last result, since each write is
 applied twice, channels copied as they are, the hooks' signatures for the tracing span); a
-prompt counted on from the last request's; and the loop's registered-tool mark. The cap
+prompt counted on from the last request's; and the loop's registered-tool mark. The
+final-answer check's rule for an answer that holds nothing while the task, in any language,
+asks for a change (a tool's own words, negation in Chinese too) added about 80. The cap
 stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60

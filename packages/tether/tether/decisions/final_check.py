@@ -17,7 +17,12 @@ A final answer is sent back when
     another); or
 (c) the task asks for a change the run never made: every word of a side-effecting tool's
     name is in the task, none of them negated ("do not pay it"), the task or a result holds
-    the ids its required arguments need, and no call to it has succeeded.
+    the ids its required arguments need, and no call to it has succeeded; or
+(d) before any change has succeeded, the answer holds nothing the run found (no id, number
+    or status, and no text value a result returned: "Done, the request has been handled.")
+    while the task asks, in words of a side-effecting tool's own, for a change no call has
+    tried and the task and the results hold the arguments of. The note names every such
+    tool and leaves the choice to the model.
 
 A refusal is no exception to (a). When the task names something a tool can look up, an
 answer given without looking has checked nothing, however it is worded: "I cannot access
@@ -29,7 +34,13 @@ nothing is taken at once.
 (c) is kept narrow on purpose: a tool is matched on its name's words, not on how well its
 description ranks, since a ranking always has a best tool and a near miss would push a model
 towards a write. So a task in another language than the tools' names is never sent back
-under (c); (b) still catches an answer that claims the change's outcome ("cancelled").
+under (c); (b) still catches an answer that claims the change's outcome ("cancelled"), and
+(d) an answer that claims nothing at all. (d) reads the task in any language: a
+side-effecting tool's own words are its name's and its description's Chinese, less every
+word a read tool's text has too (so "status", "订单" or "查询" ask for no change), and a word
+the task negates ("先不要付款", "do not cancel") asks for nothing. It names every tool that
+matches, ranking none above another. Side-effecting tools still pause for approval by
+default.
 
 The note is written by tether alone. Tool output and model output are untrusted: the note
 holds only the words of :data:`NOTES`, registered tool names, and values that are single
@@ -80,6 +91,9 @@ NOTES = {
     "this run holds. Check them with a tool, or leave them out.",
     "change": "The task asks for a change that {tool} makes, and no call to {tool} has "
     "succeeded in this run: make the change, or say why it cannot be made.",
+    "empty": "Your answer holds nothing that this run's tool results hold, and no call that "
+    "makes a change has succeeded in this run. The task's words ask for a change that {tools} "
+    "can make: make it, or answer from what the tools returned.",
     "more": "{count} more",
     "one": "a value",
     "some": "{count} values",
@@ -120,6 +134,10 @@ def check_final(
     if missing:
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
     notes += [NOTES["change"].format(tool=tool) for tool in changes_not_made(task, tools, held)]
+    if not notes and says_nothing(stated) and not echoes(answer, held):
+        changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
+        if not changed and (names := changes_asked(task, tools, held)):
+            notes.append(NOTES["empty"].format(tools=" or ".join(names)))
     return " ".join(notes) or None
 
 
@@ -158,10 +176,7 @@ def lookup_tool(
     email)."""
     values, has_ids = task_values(task), bool(ids_in(task))
     loose = empty and any(any(c.isdigit() for c in v) or "@" in v for v in values)
-    scores = bm25_scores([terms(tool_text(tool)) for tool in tools], terms(task))
-    ranked = sorted(zip(scores, range(len(tools)), strict=True), key=lambda s: (-s[0], s[1]))
-    for score, i in ranked:
-        tool = tools[i]
+    for score, tool in ranked(terms(task), tools):
         if has_side_effects(tool) or tool.name in grounds["tried"]:
             continue
         if looks_up(tool, values, has_ids) or (loose and score > 0 and requirements(tool)):
@@ -205,27 +220,92 @@ def changes_not_made(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> 
     has_ids = bool(ids_in(task)) or bool(grounds["ids"])
     found = []
     for tool in untried:
-        parts = terms(tool.name.replace("_", " "))
+        parts = name_words(tool)
         if not parts or not set(parts) <= words or negated(plain, parts):
             continue
-        if all(
-            fills(pattern, values) if pattern else not is_id(name) or has_ids
-            for name, pattern in requirements(tool)
-        ):
+        if held_for(tool, values, has_ids):
             found.append(tool.name)
     return found
+
+
+def held_for(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
+    """The values hold what every required argument of ``tool`` needs: a value matching an
+    argument's pattern, any id for an id argument without one; free text and numbers are
+    the model's to write."""
+    return all(
+        fills(pattern, values) if pattern else not is_id(name) or has_ids
+        for name, pattern in requirements(tool)
+    )
 
 
 def negated(plain: str, parts: Sequence[str]) -> bool:
     """Some occurrence of one of ``parts`` in the normalised text follows a negation."""
     for part in parts:
-        for match in re.finditer(rf"\b{re.escape(part)}\b", plain):
+        edge = r"\b" if part.isascii() else ""  # Chinese has no spaces between words
+        for match in re.finditer(rf"{edge}{re.escape(part)}{edge}", plain):
             if NEGATION.search(plain[max(0, match.start() - 20) : match.start()]):
                 return True
     return False
 
 
+# --- (d) an answer with nothing in it -----------------------------------------------------------
+
+
+def echoes(answer: str, grounds: Grounds) -> bool:
+    """The answer repeats a text value a result returned (three characters or more, as a
+    whole word): it says something the run found, in words no vocabulary knows."""
+    plain = normalise(answer)
+    return any(
+        len(value) >= 3 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", plain)
+        for value in grounds["values"]
+    )
+
+
+def changes_asked(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> list[str]:
+    """The side-effecting tools, in registry order (no change ranked above another), that
+    have not been called in the run and that the task asks for in words of their own
+    (:func:`change_words`, one of them not negated), when the task and the results hold what
+    their required arguments need."""
+    values = task_values(task) | set(grounds["ids"]) | set(grounds["numbers"])
+    has_ids = bool(ids_in(task)) or bool(grounds["ids"])
+    asked, plain = set(terms(task)), normalise(task)
+    read_words = {
+        word for tool in tools if not has_side_effects(tool) for word in terms(tool_text(tool))
+    }
+    found = []
+    for tool in tools:
+        if not has_side_effects(tool) or tool.name in grounds["tried"]:
+            continue  # a change tried already: its outcome, a rejection too, is in the prompt
+        own = (asked & change_words(tool)) - read_words
+        if any(not negated(plain, [word]) for word in own) and held_for(tool, values, has_ids):
+            found.append(tool.name)
+    return found
+
+
+def change_words(tool: BaseTool) -> set[str]:
+    """The words a task asks for a side-effecting tool's change in: its name's words, and
+    the Chinese of its description (where tools describe themselves in a second language),
+    less what the description negates ("取消未付款订单" cancels unpaid orders: 付款 is not
+    its change). Words a read tool's text has too tell nothing and are left out by the
+    caller."""
+    text = normalise(tool_text(tool))
+    chinese = {word for word in terms(text) if not word.isascii()}
+    return set(name_words(tool)) | {word for word in chinese if not negated(text, [word])}
+
+
+def name_words(tool: BaseTool) -> list[str]:
+    """The words of a tool's name (``cancel_order``: cancel, order)."""
+    return terms(tool.name.replace("_", " "))
+
+
 # --- shared -----------------------------------------------------------------------------------
+
+
+def ranked(words: list[str], tools: Sequence[BaseTool]) -> list[tuple[float, BaseTool]]:
+    """The tools with their BM25 score for the words, best first (ties in registry order)."""
+    scores = bm25_scores([terms(tool_text(tool)) for tool in tools], words)
+    order = sorted(range(len(tools)), key=lambda i: (-scores[i], i))
+    return [(scores[i], tools[i]) for i in order]
 
 
 def task_values(task: str) -> set[str]:
