@@ -226,6 +226,43 @@ def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> N
     assert [composed[k] for k in shared] == [apart[k] for k in shared]
 
 
+def _elsewhere(key: str) -> ToolMessage:
+    """Answer under another call's id."""
+    return ToolMessage(f"value of {key}", tool_call_id="another-call", name="elsewhere")
+
+
+elsewhere = StructuredTool.from_function(_elsewhere, name="elsewhere")
+
+
+def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
+    """TetherMiddleware runs its parts' tool steps in one layer: what each writes is what it
+    writes as a middleware of its own, around the others, even for an answer under another
+    call's id (only the innermost layer can read it: the others write nothing)."""
+    replies = [
+        call("elsewhere", 1, key="a"),
+        call("lookup_order", 2, order_id="ORD-2024-001"),
+        call("lookup_order", 3, order_id="ORD-2024-001"),
+        "ORD-2024-001 is paid.",
+    ]
+    states = []
+    for middleware in (tether_middleware(), separate()):
+        agent, _ = agent_with(list(replies), [elsewhere, lookup_order], middleware)
+        *_, last = agent.stream(ask(), stream_mode="values")
+        states.append(last)
+    composed, apart = states
+    packed = composed["tether_private"]
+    assert packed == {name: apart[name] for name in packed}
+    assert packed["tether_history"][0]["fingerprint"].startswith("lookup_order")
+
+    def counts(state: Any) -> dict[str, Any]:
+        return {
+            tool: {k: v for k, v in stats.items() if "latency" not in k}
+            for tool, stats in state["tether_tool_stats"].items()
+        }
+
+    assert counts(composed) == counts(apart) == {"lookup_order": counts(apart)["lookup_order"]}
+
+
 def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
     """The channels of tether's fields with a reducer copy themselves without LangGraph's
     re-derivation of the type: the copy holds the same value, key and reducer, and moves on
