@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     HumanInTheLoopMiddleware,
@@ -710,6 +712,18 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
         assert all(f"{name}(" in source for name in calls), module.__name__
     for middleware in (RepeatGuardMiddleware, FinalAnswerCheckMiddleware):
         assert middleware.__module__.startswith("tether.middleware")
+
+
+@given(st.text(alphabet=' \t\n\r\x0b\ufeff{}[]":,-+.0123456789eEtrufalsnNIiy', max_size=8))
+def test_a_tools_text_is_read_as_json_exactly_when_json_parses_it(text: str) -> None:
+    """The reading skips the parse of a text that cannot be JSON: the same data either way."""
+    from tether.middleware.common import _data
+
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = text
+    assert repr(_data(text)) == repr(expected)
 
 
 # --- SIGKILL and resume ----------------------------------------------------------------------

@@ -491,7 +491,17 @@ class ToolLayer:
         return reading.result
 
 
+JSON_STARTS = frozenset('{["-0123456789tfnNI')
+"""The characters a JSON text may start with (after whitespace), as :func:`json.loads`
+reads it: any other start is not JSON."""
+
+
 def _data(text: str) -> Any:
+    """The tool's text as JSON, else as it is. A text that cannot be JSON is not parsed: a
+    failed parse raises an error whose message costs more than the rest of the reading."""
+    start = text.lstrip(" \t\n\r")[:1]
+    if start not in JSON_STARTS:
+        return text
     try:
         return json.loads(text)
     except ValueError:
