@@ -265,6 +265,36 @@ def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
     assert counts(composed) == counts(apart) == {"lookup_order": counts(apart)["lookup_order"]}
 
 
+def test_a_request_with_the_parts_state_is_what_dataclasses_replace_makes() -> None:
+    """The composed middleware copies a request field for field to give it the parts' state:
+    the copy holds what ``dataclasses.replace`` would give, for the requests of a real run."""
+    import dataclasses
+
+    from langchain.agents.middleware import AgentMiddleware
+    from tether.middleware.composed import _COPIED, with_state
+
+    seen: list[Any] = []
+
+    class Seen(AgentMiddleware[Any, Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            seen.append(request)
+            return handler(request)
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            seen.append(request)
+            return handler(request)
+
+    replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
+    agent, _ = agent_with(replies, [lookup_order], [Seen()], system_prompt="Be brief.")
+    agent.invoke(ask())
+    assert {type(request) for request in seen} == set(_COPIED) and len(seen) == 3
+    for request in seen:
+        state = {**request.state, "tether_x": 1}
+        copied, replaced = with_state(request, state), dataclasses.replace(request, state=state)
+        assert type(copied) is type(replaced) and vars(copied) == vars(replaced)
+        assert copied.state is state and request.state is not state
+
+
 def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
     """The channels of tether's fields with a reducer copy themselves without LangGraph's
     re-derivation of the type: the copy holds the same value, key and reducer, and moves on
