@@ -76,6 +76,10 @@ _SLOTS = tuple(
 )
 
 
+_KNOWN = ("value", "operator", "key", "typ")
+"""The channel's slots in the LangGraph this was written for (any other: copied in a loop)."""
+
+
 class Reduced(BinaryOperatorAggregate[Any]):
     """A field's channel with a reducer, copied as it is: LangGraph copies every channel
     for each branch it takes, and its own copy works the value's type out again (raising
@@ -84,7 +88,11 @@ class Reduced(BinaryOperatorAggregate[Any]):
     __slots__ = ()
 
     def copy(self) -> Self:
-        new = object.__new__(type(self))
+        new = object.__new__(self.__class__)
+        if _SLOTS == _KNOWN:  # the fields, set one by one: a loop costs more than the copy
+            new.key, new.typ = self.key, self.typ
+            new.value, new.operator = self.value, self.operator
+            return new
         for name in _SLOTS:
             object.__setattr__(new, name, getattr(self, name))
         return new
@@ -103,7 +111,7 @@ def memo(kind: Any, objects: tuple[Any, ...], make: Callable[..., T], *args: Any
     key = (kind, *map(id, objects))
     hit = _memo.get(key)
     if hit is not None:  # the memo holds the objects, so no other object has their ids
-        return cast(T, hit[1])
+        return hit[1]  # type: ignore[no-any-return]
     value = make(*args)
     if len(_memo) >= MEMO_SIZE:
         evict(_memo)
