@@ -456,6 +456,10 @@ def test_the_budget_counts_the_tool_schemas() -> None:
     bare = ModelRequest(model=model, messages=[HumanMessage("hi")])
     armed = bare.override(tools=[lookup_order, pay_order])
     assert budget.request_tokens(armed) > budget.request_tokens(bare) + 20
+    offers = [[lookup_order, pay_order], [lookup_order], [pay_order, lookup_order], [], [fetch]]
+    for tools in [*offers, *offers]:  # the schemas' count is kept for the same tools only
+        request = bare.override(tools=list(tools))
+        assert budget.request_tokens(request) == TokenBudgetMiddleware().request_tokens(request)
 
 
 def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> None:

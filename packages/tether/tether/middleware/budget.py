@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -70,6 +71,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self.counter = counter or TiktokenCounter()
         self._counted: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
         self._last: tuple[tuple[BaseMessage, ...], int] = ((), 0)
+        self._tools: tuple[tuple[BaseTool | dict[str, Any], ...], int] = ((), 0)
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
@@ -143,15 +145,24 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
-        schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return self.messages_tokens(messages) + schemas + overhead
+        return self.messages_tokens(messages) + self.schemas_tokens(request.tools) + overhead
+
+    def schemas_tokens(self, tools: list[BaseTool | dict[str, Any]]) -> int:
+        """The tool schemas' tokens, kept for the last list of tools (the same tools are
+        offered at every step; a schema is its tool's, as :func:`schema_text` keeps it)."""
+        last, total = self._tools
+        if len(last) == len(tools) and all(map(operator.is_, last, tools)):
+            return total
+        total = sum(self.counter.count(schema_text(tool)) for tool in tools)
+        self._tools = (tuple(tools), total)
+        return total
 
     def messages_tokens(self, messages: list[BaseMessage]) -> int:
         """The messages' tokens, counted on from the last request's when they start with its
         messages (a step's request is the last one's and the messages since)."""
         last, total = self._last
-        if len(last) <= len(messages) and all(a is b for a, b in zip(last, messages, strict=False)):
+        if len(last) <= len(messages) and all(map(operator.is_, last, messages)):
             total += sum(map(self.message_tokens, messages[len(last) :]))
         else:
             total = sum(map(self.message_tokens, messages))
