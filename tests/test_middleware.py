@@ -265,13 +265,15 @@ def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
     assert counts(composed) == counts(apart) == {"lookup_order": counts(apart)["lookup_order"]}
 
 
-def test_a_request_with_the_parts_state_is_what_dataclasses_replace_makes() -> None:
-    """The composed middleware copies a request field for field to give it the parts' state:
-    the copy holds what ``dataclasses.replace`` would give, for the requests of a real run."""
+def test_a_request_with_other_fields_is_what_dataclasses_replace_makes() -> None:
+    """tether's middleware copy a request field for field to give it other fields (the
+    parts' state, a temperature): the copy holds what ``dataclasses.replace`` gives, for the
+    requests of a real run."""
     import dataclasses
 
     from langchain.agents.middleware import AgentMiddleware
-    from tether.middleware.composed import _COPIED, with_state
+    from langchain.agents.middleware.types import ModelRequest
+    from tether.middleware.common import _COPIED, replaced
 
     seen: list[Any] = []
 
@@ -289,10 +291,13 @@ def test_a_request_with_the_parts_state_is_what_dataclasses_replace_makes() -> N
     agent.invoke(ask())
     assert {type(request) for request in seen} == set(_COPIED) and len(seen) == 3
     for request in seen:
-        state = {**request.state, "tether_x": 1}
-        copied, replaced = with_state(request, state), dataclasses.replace(request, state=state)
-        assert type(copied) is type(replaced) and vars(copied) == vars(replaced)
-        assert copied.state is state and request.state is not state
+        changes: list[dict[str, Any]] = [{"state": {"tether_x": 1}}]
+        if isinstance(request, ModelRequest):
+            changes += [{"model_settings": {"temperature": 0.1}}, {"tools": None}]
+        for fields in changes:
+            copied, made = replaced(request, **fields), dataclasses.replace(request, **fields)
+            assert type(copied) is type(made) and vars(copied) == vars(made)
+            assert copied is not request and vars(request) != vars(copied)
 
 
 def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:

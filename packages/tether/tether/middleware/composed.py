@@ -10,10 +10,9 @@ own private fields are kept in one state channel (:mod:`tether.middleware.packed
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar, get_type_hints
+from typing import Any, get_type_hints
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -27,7 +26,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import ToolLayer, ToolSteps
+from tether.middleware.common import RequestT, ToolLayer, ToolSteps, replaced
 from tether.middleware.kept import signed
 from tether.middleware.packed import Packing
 
@@ -37,7 +36,6 @@ AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
-RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
 ModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], ModelResult]
 AsyncModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], Awaitable[ModelResult]]
 HOOKS = tuple(
@@ -128,7 +126,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         """The request with the state as the parts read it (the packed fields unpacked). A
         tool still gets the state as it is, through ``runtime``."""
         state = self.packing.view(request.state)
-        return request if state is request.state else with_state(request, state)
+        return request if state is request.state else replaced(request, state=state)
 
     def _composed(
         self, response: ModelResponse[Any], updates: list[dict[str, Any]]
@@ -142,32 +140,6 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             merged |= update
         command: Command[Any] = Command(update=self.packing.update(merged))
         return ExtendedModelResponse(model_response=response, command=command)
-
-
-_COPIED: dict[type, tuple[frozenset[str], tuple[str, ...]]] = {
-    kind: (frozenset(field.name for field in dataclasses.fields(kind)), defaulted)
-    for kind, defaulted in ((ModelRequest, ("tools", "model_settings")), (ToolCallRequest, ()))
-    if not hasattr(kind, "__post_init__")
-    and not any(c.__dict__.get("__slots__") for c in kind.__mro__)
-}
-"""The request types a copy may be made of field for field: each a dataclass whose fields
-are its attributes, whose constructor works out nothing but a default for the ``defaulted``
-fields when given None."""
-
-
-def with_state(request: RequestT, state: Any) -> RequestT:
-    """``dataclasses.replace(request, state=state)``. A request of a type in
-    :data:`_COPIED` that holds its fields alone, none of them left to a default, is copied
-    as it is: ``replace`` runs its constructor and ``__setattr__`` field by field, for ten
-    times the cost."""
-    known = _COPIED.get(type(request))
-    held = request.__dict__
-    if known is None or held.keys() != known[0] or any(held[name] is None for name in known[1]):
-        return dataclasses.replace(request, state=state)
-    new = object.__new__(type(request))
-    new.__dict__.update(held)
-    new.__dict__["state"] = state
-    return new
 
 
 def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, Any]:

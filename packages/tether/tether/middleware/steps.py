@@ -28,6 +28,7 @@ from tether.middleware.common import (
     ToolSteps,
     as_settings,
     counted,
+    replaced,
     run_view,
     window_of,
     with_note,
@@ -174,4 +175,4 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
         successes = streak(self.steps(view), frozenset({"success"}))
         temperature = stops.temperature_for(successes, self.settings)
         settings = {**request.model_settings, "temperature": temperature}
-        return Plan(request.override(model_settings=settings))
+        return Plan(replaced(request, model_settings=settings))
