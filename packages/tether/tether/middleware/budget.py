@@ -128,7 +128,10 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         earlier in this step (replies in the request the state does not hold yet, e.g. an
         answer the final-answer check sent back)."""
         usage: Usage | None = view.get("tether_usage")
-        known = {message.id for message in view.get("messages") or ()}
+        held = view.get("messages") or ()
+        if len(held) == len(request.messages) and all(map(operator.is_, held, request.messages)):
+            return usage  # the request's messages are the state's: none is new
+        known = {message.id for message in held}
         messages = list(request.messages)
         for at, message in enumerate(messages):
             if isinstance(message, AIMessage) and message.id and message.id not in known:
