@@ -300,6 +300,35 @@ def test_a_request_with_other_fields_is_what_dataclasses_replace_makes() -> None
             assert copied is not request and vars(request) != vars(copied)
 
 
+def test_a_middlewares_hooks_keep_their_signature_and_their_middleware() -> None:
+    """Read from a middleware, a hook is bound to it with the bound method's signature, kept
+    for the next reads; read through super() from a subclass's own hook, it is the base's."""
+    import copy
+
+    calls: list[str] = []
+
+    class Calmer(CalmTemperatureMiddleware[Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            calls.append("sub")
+            return super().wrap_model_call(request, handler)
+
+    for middleware in [*tether_middleware(), Calmer()]:
+        for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+            hook = getattr(middleware, name)
+            bound = getattr(type(middleware), name).__get__(middleware)
+            assert inspect.signature(hook) == inspect.signature(bound)
+            assert asyncio.iscoroutinefunction(hook) == name.startswith("a")
+        twin = copy.deepcopy(middleware)
+        assert twin.wrap_tool_call.args == (twin,)  # type: ignore[attr-defined]
+    calmer = Calmer()
+    agent, model = agent_with(
+        [call("lookup_order", 1, order_id="x"), "done"], [lookup_order], [calmer]
+    )
+    agent.invoke(ask())
+    assert calls == ["sub", "sub"] and "wrap_model_call" not in vars(calmer)
+    assert {c.kwargs["temperature"] for c in model.calls} == {AgentSettings().temperature}
+
+
 def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
     """The channels of tether's fields with a reducer copy themselves without LangGraph's
     re-derivation of the type: the copy holds the same value, key and reducer, and moves on
