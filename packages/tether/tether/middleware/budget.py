@@ -207,19 +207,20 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         """What one call spent: the server's usage when it adds up, else the prompt's count
         and the reply's."""
         meta: Any = reply.usage_metadata
-        values = (
-            [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")] if meta else []
-        )
-        if (
-            values
-            and all(isinstance(v, int) and v >= 0 for v in values)
-            and values[2] == values[0] + values[1] > 0
-        ):
-            return {
-                "input_tokens": values[0],
-                "output_tokens": values[1],
-                "total_tokens": values[2],
-            }
+        if meta:  # counts (ints, none negative) that add up
+            sent, out, total = (
+                meta.get("input_tokens"),
+                meta.get("output_tokens"),
+                meta.get("total_tokens"),
+            )
+            if (
+                isinstance(sent, int)
+                and isinstance(out, int)
+                and isinstance(total, int)
+                and min(sent, out, total) >= 0
+                and total == sent + out > 0
+            ):
+                return {"input_tokens": sent, "output_tokens": out, "total_tokens": total}
         tokens = prompt()
         written = self.counter.count(reply.text) + self.counter.count(_call_text(reply))
         return {

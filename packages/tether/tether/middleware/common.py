@@ -167,11 +167,13 @@ def replaced(request: RequestT, **fields: Any) -> RequestT:
     held = request.__dict__
     if known is None or held.keys() != known[0] or not fields.keys() <= known[0]:
         return dataclasses.replace(request, **fields)
-    values = {**held, **fields}
-    if any(values[name] is None for name in known[1]):
-        return dataclasses.replace(request, **fields)
     new = object.__new__(type(request))
-    new.__dict__.update(values)
+    values = new.__dict__
+    values.update(held)
+    values.update(fields)
+    for name in known[1]:
+        if values[name] is None:
+            return dataclasses.replace(request, **fields)
     return new
 
 
