@@ -76,7 +76,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, {"tether_usage": None})
+        view, update = run_view(request.state, _fresh)
         plan, tokens, spent = self._plan(request, view)
         stop = plan.stopped(update)
         if stop is not None:
@@ -87,7 +87,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, {"tether_usage": None})
+        view, update = run_view(request.state, _fresh)
         plan, tokens, spent = self._plan(request, view)
         stop = plan.stopped(update)
         if stop is not None:
@@ -228,6 +228,11 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             "output_tokens": written,
             "total_tokens": tokens + written,
         }
+
+
+def _fresh(state: Any) -> dict[str, Any]:
+    """The budget's field as a run starts."""
+    return {"tether_usage": None}
 
 
 COUNTED_KEPT = 4096

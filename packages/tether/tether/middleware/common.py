@@ -119,13 +119,14 @@ def starts_run(state: Mapping[str, Any]) -> bool:
     )
 
 
-def run_view(state: Any, fresh: Mapping[str, Any]) -> tuple[Any, dict[str, Any]]:
+def run_view(state: Any, fresh: Callable[[Any], Mapping[str, Any]]) -> tuple[Any, dict[str, Any]]:
     """The state as this run sees it, and the update that starts the run: at a run's first
-    model call, ``fresh`` (the middleware's own fields as a run starts, an ``Overwrite`` for
-    a field with a reducer) and the shared fields replace what the last run left."""
+    model call, ``fresh(state)`` (the middleware's own fields as a run starts, an
+    ``Overwrite`` for a field with a reducer; asked for then only) and the shared fields
+    replace what the last run left."""
     if not starts_run(state):
         return state, {}
-    update = {**RUN, **fresh}
+    update = {**RUN, **fresh(state)}
     blank = {k: v.value if isinstance(v, Overwrite) else v for k, v in update.items()}
     return {**state, **blank}, update
 

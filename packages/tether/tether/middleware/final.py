@@ -127,7 +127,7 @@ class FinalAnswerCheckMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh(request.state))
+        view, update = run_view(request.state, self.fresh)
         request = self.looked_first(view, request)
         response = handler(request)
         note = self.note(view, request, response)
@@ -143,7 +143,7 @@ class FinalAnswerCheckMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh(request.state))
+        view, update = run_view(request.state, self.fresh)
         request = self.looked_first(view, request)
         response = await handler(request)
         note = self.note(view, request, response)

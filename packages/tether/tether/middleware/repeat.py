@@ -105,7 +105,7 @@ class RepeatGuardMiddleware(
         super().__init__()
         self.settings = as_settings(settings)
 
-    def fresh(self) -> dict[str, Any]:
+    def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts."""
         return {
             "tether_calls": Overwrite({}),
@@ -118,7 +118,7 @@ class RepeatGuardMiddleware(
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh())
+        view, update = run_view(request.state, self.fresh)
         plan = plan_call(request, view.get("tether_stop"), self.settings)
         update |= counted(view)
         stop = plan.stopped(update)
@@ -132,7 +132,7 @@ class RepeatGuardMiddleware(
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh())
+        view, update = run_view(request.state, self.fresh)
         plan = plan_call(request, view.get("tether_stop"), self.settings)
         update |= counted(view)
         stop = plan.stopped(update)

@@ -78,6 +78,10 @@ class StepsMiddleware(ToolSteps, AgentMiddleware[Any, ContextT, ResponseT]):
     def window(self) -> int:
         return policy.history_window(self.settings)
 
+    def fresh(self, state: Any) -> dict[str, Any]:
+        """This middleware's field as a run starts."""
+        return {self.field: []}
+
     def steps(self, state: Any) -> list[StepRecord]:
         return by_step(list(state.get(self.field) or []))
 
@@ -89,7 +93,7 @@ class StepsMiddleware(ToolSteps, AgentMiddleware[Any, ContextT, ResponseT]):
     def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
         """The call as this middleware makes it, and its update (a new run's fields, the
         step counted)."""
-        view, update = run_view(request.state, {self.field: []})
+        view, update = run_view(request.state, self.fresh)
         return self.prepared(request, view), update | counted(view)
 
     def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
