@@ -482,6 +482,49 @@ def test_a_breaker_whose_last_answer_does_not_fit_the_budget_ends_without_it() -
     assert out["tether_reason"].endswith("; no room left to ask for an answer")
 
 
+@given(st.text(max_size=40))
+def test_a_texts_utf8_bytes_bound_its_tokens(text: str) -> None:
+    """The budget's bound on a text not counted yet: its tokens are a byte each at least."""
+    from tether.memory.tokens import TiktokenCounter
+    from tether.middleware.budget import _bytes
+
+    assert TiktokenCounter().count(text) <= _bytes(text)
+
+
+class ExactBudget(TokenBudgetMiddleware[Any, Any]):
+    """The budget counting every request before its call (no bound)."""
+
+    def request_bound(self, request: Any) -> int | None:
+        return None
+
+
+@pytest.mark.parametrize("cap_answer", [True, False])
+@pytest.mark.parametrize("reported", [True, False])
+def test_the_budgets_bound_decides_as_the_count_does(cap_answer: bool, reported: bool) -> None:
+    """Within the bound, the budget does not count a request before its call: every run,
+    near the budget or far from it, ends as it does when each request is counted, with the
+    same usage (the server's, or counted after the call when the reply reports none)."""
+    usage: Any = {"input_tokens": 700, "output_tokens": 20, "total_tokens": 720}
+    extra: dict[str, Any] = {"usage_metadata": usage} if reported else {}
+    calls = [("long_read", {"key": "a"}), ("lookup_order", {"order_id": "ORD-2024-001"})]
+    replies = [
+        *[
+            AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"c{i}"}], **extra)
+            for i, (n, a) in enumerate(calls)
+        ],
+        AIMessage("The document is lorem ipsum.", **extra),
+    ]
+    for budget in [*range(150, 4200, 67), 8000, 10**6]:
+        settings = AgentSettings(token_budget=budget, max_tokens=120, cap_answer=cap_answer)
+        ends = []
+        for middleware in (TokenBudgetMiddleware(settings), ExactBudget(settings)):
+            agent, model = agent_with(list(replies), [long_read, lookup_order], [middleware])
+            *_, last = agent.stream(ask("Summarise document a"), stream_mode="values")
+            texts = [m.text for m in last["messages"] if not isinstance(m, HumanMessage)]
+            ends.append((texts, last.get("tether_reason"), last.get("tether_usage"), model.calls))
+        assert ends[0][:3] == ends[1][:3] and len(ends[0][3]) == len(ends[1][3]), budget
+
+
 def test_the_budget_counts_the_tool_schemas() -> None:
     budget = TokenBudgetMiddleware()
     model = ScriptedChatModel(responses=[])
