@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
     HumanInTheLoopMiddleware,
@@ -226,6 +228,107 @@ def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> N
     assert [composed[k] for k in shared] == [apart[k] for k in shared]
 
 
+def _elsewhere(key: str) -> ToolMessage:
+    """Answer under another call's id."""
+    return ToolMessage(f"value of {key}", tool_call_id="another-call", name="elsewhere")
+
+
+elsewhere = StructuredTool.from_function(_elsewhere, name="elsewhere")
+
+
+def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
+    """TetherMiddleware runs its parts' tool steps in one layer: what each writes is what it
+    writes as a middleware of its own, around the others, even for an answer under another
+    call's id (only the innermost layer can read it: the others write nothing)."""
+    replies = [
+        call("elsewhere", 1, key="a"),
+        call("lookup_order", 2, order_id="ORD-2024-001"),
+        call("lookup_order", 3, order_id="ORD-2024-001"),
+        "ORD-2024-001 is paid.",
+    ]
+    states = []
+    for middleware in (tether_middleware(), separate()):
+        agent, _ = agent_with(list(replies), [elsewhere, lookup_order], middleware)
+        *_, last = agent.stream(ask(), stream_mode="values")
+        states.append(last)
+    composed, apart = states
+    packed = composed["tether_private"]
+    assert packed == {name: apart[name] for name in packed}
+    assert packed["tether_history"][0]["fingerprint"].startswith("lookup_order")
+
+    def counts(state: Any) -> dict[str, Any]:
+        return {
+            tool: {k: v for k, v in stats.items() if "latency" not in k}
+            for tool, stats in state["tether_tool_stats"].items()
+        }
+
+    assert counts(composed) == counts(apart) == {"lookup_order": counts(apart)["lookup_order"]}
+
+
+def test_a_request_with_other_fields_is_what_dataclasses_replace_makes() -> None:
+    """tether's middleware copy a request field for field to give it other fields (the
+    parts' state, a temperature): the copy holds what ``dataclasses.replace`` gives, for the
+    requests of a real run."""
+    import dataclasses
+
+    from langchain.agents.middleware import AgentMiddleware
+    from langchain.agents.middleware.types import ModelRequest
+    from tether.middleware.common import _COPIED, replaced
+
+    seen: list[Any] = []
+
+    class Seen(AgentMiddleware[Any, Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            seen.append(request)
+            return handler(request)
+
+        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
+            seen.append(request)
+            return handler(request)
+
+    replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
+    agent, _ = agent_with(replies, [lookup_order], [Seen()], system_prompt="Be brief.")
+    agent.invoke(ask())
+    assert {type(request) for request in seen} == set(_COPIED) and len(seen) == 3
+    for request in seen:
+        changes: list[dict[str, Any]] = [{"state": {"tether_x": 1}}]
+        if isinstance(request, ModelRequest):
+            changes += [{"model_settings": {"temperature": 0.1}}, {"tools": None}]
+        for fields in changes:
+            copied, made = replaced(request, **fields), dataclasses.replace(request, **fields)
+            assert type(copied) is type(made) and vars(copied) == vars(made)
+            assert copied is not request and vars(request) != vars(copied)
+
+
+def test_a_middlewares_hooks_keep_their_signature_and_their_middleware() -> None:
+    """Read from a middleware, a hook is bound to it with the bound method's signature, kept
+    for the next reads; read through super() from a subclass's own hook, it is the base's."""
+    import copy
+
+    calls: list[str] = []
+
+    class Calmer(CalmTemperatureMiddleware[Any, Any]):
+        def wrap_model_call(self, request: Any, handler: Any) -> Any:
+            calls.append("sub")
+            return super().wrap_model_call(request, handler)
+
+    for middleware in [*tether_middleware(), Calmer()]:
+        for name in ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_tool_call"):
+            hook = getattr(middleware, name)
+            bound = getattr(type(middleware), name).__get__(middleware)
+            assert inspect.signature(hook) == inspect.signature(bound)
+            assert asyncio.iscoroutinefunction(hook) == name.startswith("a")
+        twin = copy.deepcopy(middleware)
+        assert twin.wrap_tool_call.args == (twin,)  # type: ignore[attr-defined]
+    calmer = Calmer()
+    agent, model = agent_with(
+        [call("lookup_order", 1, order_id="x"), "done"], [lookup_order], [calmer]
+    )
+    agent.invoke(ask())
+    assert calls == ["sub", "sub"] and "wrap_model_call" not in vars(calmer)
+    assert {c.kwargs["temperature"] for c in model.calls} == {AgentSettings().temperature}
+
+
 def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
     """The channels of tether's fields with a reducer copy themselves without LangGraph's
     re-derivation of the type: the copy holds the same value, key and reducer, and moves on
@@ -379,6 +482,49 @@ def test_a_breaker_whose_last_answer_does_not_fit_the_budget_ends_without_it() -
     assert out["tether_reason"].endswith("; no room left to ask for an answer")
 
 
+@given(st.text(max_size=40))
+def test_a_texts_utf8_bytes_bound_its_tokens(text: str) -> None:
+    """The budget's bound on a text not counted yet: its tokens are a byte each at least."""
+    from tether.memory.tokens import TiktokenCounter
+    from tether.middleware.budget import _bytes
+
+    assert TiktokenCounter().count(text) <= _bytes(text)
+
+
+class ExactBudget(TokenBudgetMiddleware[Any, Any]):
+    """The budget counting every request before its call (no bound)."""
+
+    def request_bound(self, request: Any) -> int | None:
+        return None
+
+
+@pytest.mark.parametrize("cap_answer", [True, False])
+@pytest.mark.parametrize("reported", [True, False])
+def test_the_budgets_bound_decides_as_the_count_does(cap_answer: bool, reported: bool) -> None:
+    """Within the bound, the budget does not count a request before its call: every run,
+    near the budget or far from it, ends as it does when each request is counted, with the
+    same usage (the server's, or counted after the call when the reply reports none)."""
+    usage: Any = {"input_tokens": 700, "output_tokens": 20, "total_tokens": 720}
+    extra: dict[str, Any] = {"usage_metadata": usage} if reported else {}
+    calls = [("long_read", {"key": "a"}), ("lookup_order", {"order_id": "ORD-2024-001"})]
+    replies = [
+        *[
+            AIMessage("", tool_calls=[{"name": n, "args": a, "id": f"c{i}"}], **extra)
+            for i, (n, a) in enumerate(calls)
+        ],
+        AIMessage("The document is lorem ipsum.", **extra),
+    ]
+    for budget in [*range(150, 4200, 67), 8000, 10**6]:
+        settings = AgentSettings(token_budget=budget, max_tokens=120, cap_answer=cap_answer)
+        ends = []
+        for middleware in (TokenBudgetMiddleware(settings), ExactBudget(settings)):
+            agent, model = agent_with(list(replies), [long_read, lookup_order], [middleware])
+            *_, last = agent.stream(ask("Summarise document a"), stream_mode="values")
+            texts = [m.text for m in last["messages"] if not isinstance(m, HumanMessage)]
+            ends.append((texts, last.get("tether_reason"), last.get("tether_usage"), model.calls))
+        assert ends[0][:3] == ends[1][:3] and len(ends[0][3]) == len(ends[1][3]), budget
+
+
 def test_the_budget_counts_the_tool_schemas() -> None:
     budget = TokenBudgetMiddleware()
     model = ScriptedChatModel(responses=[])
@@ -387,6 +533,10 @@ def test_the_budget_counts_the_tool_schemas() -> None:
     bare = ModelRequest(model=model, messages=[HumanMessage("hi")])
     armed = bare.override(tools=[lookup_order, pay_order])
     assert budget.request_tokens(armed) > budget.request_tokens(bare) + 20
+    offers = [[lookup_order, pay_order], [lookup_order], [pay_order, lookup_order], [], [fetch]]
+    for tools in [*offers, *offers]:  # the schemas' count is kept for the same tools only
+        request = bare.override(tools=list(tools))
+        assert budget.request_tokens(request) == TokenBudgetMiddleware().request_tokens(request)
 
 
 def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> None:
@@ -673,6 +823,18 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
         assert all(f"{name}(" in source for name in calls), module.__name__
     for middleware in (RepeatGuardMiddleware, FinalAnswerCheckMiddleware):
         assert middleware.__module__.startswith("tether.middleware")
+
+
+@given(st.text(alphabet=' \t\n\r\x0b\ufeff{}[]":,-+.0123456789eEtrufalsnNIiy', max_size=8))
+def test_a_tools_text_is_read_as_json_exactly_when_json_parses_it(text: str) -> None:
+    """The reading skips the parse of a text that cannot be JSON: the same data either way."""
+    from tether.middleware.common import _data
+
+    try:
+        expected = json.loads(text)
+    except ValueError:
+        expected = text
+    assert repr(_data(text)) == repr(expected)
 
 
 # --- SIGKILL and resume ----------------------------------------------------------------------

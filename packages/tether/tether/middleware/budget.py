@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import json
+import operator
 import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -70,11 +71,13 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self.counter = counter or TiktokenCounter()
         self._counted: dict[int, tuple[weakref.ref[BaseMessage], int]] = {}
         self._last: tuple[tuple[BaseMessage, ...], int] = ((), 0)
+        self._last_bound: tuple[tuple[BaseMessage, ...], int] = ((), 0)
+        self._tools: tuple[tuple[BaseTool | dict[str, Any], ...], int] = ((), 0)
 
     def wrap_model_call(
         self, request: ModelRequest[ContextT], handler: ModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, {"tether_usage": None})
+        view, update = run_view(request.state, _fresh)
         plan, tokens, spent = self._plan(request, view)
         stop = plan.stopped(update)
         if stop is not None:
@@ -85,7 +88,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, {"tether_usage": None})
+        view, update = run_view(request.state, _fresh)
         plan, tokens, spent = self._plan(request, view)
         stop = plan.stopped(update)
         if stop is not None:
@@ -95,27 +98,34 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
 
     # --- the decision -----------------------------------------------------------------------
 
-    def _plan(self, request: ModelRequest[Any], view: Any) -> tuple[Plan, int, Usage | None]:
+    def _plan(
+        self, request: ModelRequest[Any], view: Any
+    ) -> tuple[Plan, Callable[[], int], Usage | None]:
         """The call to make (closed for the last answer when it does not fit), or the stop
-        that replaces it; the request's tokens; what the run spent before it."""
+        that replaces it; the request's tokens (counted when asked for); what the run spent
+        before it."""
         spent = self.spent(request, view)
         plan = plan_call(request, view.get("tether_stop"), self.settings)
         if plan.stop is not None:
-            return plan, 0, spent
+            return plan, _none, spent
         closing = plan.closing or closing_of(request)
+        bound = self.request_bound(plan.request)
+        if bound is not None and self._check(spent, closing, bound) is None:
+            # it fits with room for every text's most tokens: it fits as counted
+            return plan, functools.partial(self.request_tokens, plan.request), spent
         tokens = self.request_tokens(plan.request)
         verdict = self._check(spent, closing, tokens)
         if verdict is None:
-            return plan, tokens, spent
+            return plan, _counted(tokens), spent
         if closing is not None or is_closed(plan.request):  # the last answer does not fit
-            return Plan(plan.request, stop=closing or verdict, unasked=True), tokens, spent
+            return Plan(plan.request, stop=closing or verdict, unasked=True), _none, spent
         if not self.settings.cap_answer:
-            return Plan(plan.request, stop=verdict), tokens, spent
+            return Plan(plan.request, stop=verdict), _none, spent
         last = closed(plan.request, verdict)
         tokens = self.request_tokens(last)
         if self._check(spent, verdict, tokens) is not None:
-            return Plan(last, stop=verdict, unasked=True), tokens, spent
-        return Plan(last, closing=verdict), tokens, spent
+            return Plan(last, stop=verdict, unasked=True), _none, spent
+        return Plan(last, closing=verdict), _counted(tokens), spent
 
     def _check(self, spent: Usage | None, closing: Verdict | None, tokens: int) -> Verdict | None:
         view: Any = {"usage": spent, "closing": closing}
@@ -126,7 +136,10 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         earlier in this step (replies in the request the state does not hold yet, e.g. an
         answer the final-answer check sent back)."""
         usage: Usage | None = view.get("tether_usage")
-        known = {message.id for message in view.get("messages") or ()}
+        held = view.get("messages") or ()
+        if len(held) == len(request.messages) and all(map(operator.is_, held, request.messages)):
+            return usage  # the request's messages are the state's: none is new
+        known = {message.id for message in held}
         messages = list(request.messages)
         for at, message in enumerate(messages):
             if isinstance(message, AIMessage) and message.id and message.id not in known:
@@ -143,15 +156,57 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
-        schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return self.messages_tokens(messages) + schemas + overhead
+        return self.messages_tokens(messages) + self.schemas_tokens(request.tools) + overhead
+
+    def schemas_tokens(self, tools: list[BaseTool | dict[str, Any]]) -> int:
+        """The tool schemas' tokens, kept for the last list of tools (the same tools are
+        offered at every step; a schema is its tool's, as :func:`schema_text` keeps it)."""
+        last, total = self._tools
+        if len(last) == len(tools) and all(map(operator.is_, last, tools)):
+            return total
+        total = sum(self.counter.count(schema_text(tool)) for tool in tools)
+        self._tools = (tuple(tools), total)
+        return total
+
+    def request_bound(self, request: ModelRequest[Any]) -> int | None:
+        """At least the request's tokens (:meth:`request_tokens`), with no text counted that
+        was not counted before: a text's tiktoken tokens are a byte of it each at least, so
+        its UTF-8 bytes bound them. None with another counter (no such bound)."""
+        if type(self.counter) is not TiktokenCounter:
+            return None
+        messages: list[BaseMessage] = list(request.messages)
+        if request.system_message is not None:
+            messages.insert(0, request.system_message)
+        overhead = MESSAGE_OVERHEAD if request.tools else 0
+        return self._messages_bound(messages) + self.schemas_tokens(request.tools) + overhead
+
+    def _messages_bound(self, messages: list[BaseMessage]) -> int:
+        """The messages' bound, kept on from the last request's as their count is."""
+        last, total = self._last_bound
+        if len(last) <= len(messages) and all(map(operator.is_, last, messages)):
+            total += sum(map(self._message_bound, messages[len(last) :]))
+        else:
+            total = sum(map(self._message_bound, messages))
+        self._last_bound = (tuple(messages), total)
+        return total
+
+    def _message_bound(self, message: BaseMessage) -> int:
+        """The message's count when it was counted, else its texts' UTF-8 bytes (as
+        :meth:`message_tokens` counts its texts)."""
+        kept = self._counted.get(id(message))
+        if kept is not None and kept[0]() is message:
+            return kept[1]
+        bound = _bytes(message.text) + MESSAGE_OVERHEAD
+        if isinstance(message, AIMessage) and message.tool_calls:
+            bound += _bytes(_call_text(message))
+        return bound
 
     def messages_tokens(self, messages: list[BaseMessage]) -> int:
         """The messages' tokens, counted on from the last request's when they start with its
         messages (a step's request is the last one's and the messages since)."""
         last, total = self._last
-        if len(last) <= len(messages) and all(a is b for a, b in zip(last, messages, strict=False)):
+        if len(last) <= len(messages) and all(map(operator.is_, last, messages)):
             total += sum(map(self.message_tokens, messages[len(last) :]))
         else:
             total = sum(map(self.message_tokens, messages))
@@ -180,32 +235,33 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         self._counted = alive if len(alive) < COUNTED_KEPT // 2 else {}
 
     def _usage(
-        self, spent: Usage | None, response: ModelResponse[Any], tokens: int
+        self, spent: Usage | None, response: ModelResponse[Any], tokens: Callable[[], int]
     ) -> dict[str, Any]:
         """The run's usage after the call (a stop message a wrapper inside answered with
         spent nothing)."""
         reply = last_reply(response.result)
         if reply is None or str(reply.id or "").startswith(STOP_ID):
             return {"tether_usage": spent} if spent is not None else {}
-        return {"tether_usage": add_usage(spent, self._spent(reply, lambda: tokens))}
+        return {"tether_usage": add_usage(spent, self._spent(reply, tokens))}
 
     def _spent(self, reply: AIMessage, prompt: Callable[[], int]) -> Usage:
         """What one call spent: the server's usage when it adds up, else the prompt's count
         and the reply's."""
         meta: Any = reply.usage_metadata
-        values = (
-            [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")] if meta else []
-        )
-        if (
-            values
-            and all(isinstance(v, int) and v >= 0 for v in values)
-            and values[2] == values[0] + values[1] > 0
-        ):
-            return {
-                "input_tokens": values[0],
-                "output_tokens": values[1],
-                "total_tokens": values[2],
-            }
+        if meta:  # counts (ints, none negative) that add up
+            sent, out, total = (
+                meta.get("input_tokens"),
+                meta.get("output_tokens"),
+                meta.get("total_tokens"),
+            )
+            if (
+                isinstance(sent, int)
+                and isinstance(out, int)
+                and isinstance(total, int)
+                and min(sent, out, total) >= 0
+                and total == sent + out > 0
+            ):
+                return {"input_tokens": sent, "output_tokens": out, "total_tokens": total}
         tokens = prompt()
         written = self.counter.count(reply.text) + self.counter.count(_call_text(reply))
         return {
@@ -213,6 +269,24 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
             "output_tokens": written,
             "total_tokens": tokens + written,
         }
+
+
+def _none() -> int:
+    return 0
+
+
+def _counted(tokens: int) -> Callable[[], int]:
+    return lambda: tokens
+
+
+def _bytes(text: str) -> int:
+    """UTF-8 bytes of the text (a lone surrogate as three, as tiktoken reads it)."""
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _fresh(state: Any) -> dict[str, Any]:
+    """The budget's field as a run starts."""
+    return {"tether_usage": None}
 
 
 COUNTED_KEPT = 4096

@@ -10,10 +10,9 @@ own private fields are kept in one state channel (:mod:`tether.middleware.packed
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar, cast, get_type_hints
+from typing import Any, get_type_hints
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -27,7 +26,7 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import AnswerUpdates, answered
+from tether.middleware.common import RequestT, ToolLayer, ToolSteps, replaced
 from tether.middleware.kept import signed
 from tether.middleware.packed import Packing
 
@@ -37,7 +36,6 @@ AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]
-RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
 ModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], ModelResult]
 AsyncModelLayer = Callable[[ModelRequest[Any], list[dict[str, Any]]], Awaitable[ModelResult]]
 HOOKS = tuple(
@@ -76,8 +74,8 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         self.state_schema = self.packing.schema("TetherMiddlewareState", hints)
         self._model = [p for p in parts if _overrides(p, "wrap_model_call")]
         self._amodel = [p for p in parts if _overrides(p, "awrap_model_call")]
-        self._after, self._tool = _split([p for p in parts if _overrides(p, "wrap_tool_call")])
-        self._aafter, self._atool = _split([p for p in parts if _overrides(p, "awrap_tool_call")])
+        self._tool = _layers([p for p in parts if _overrides(p, "wrap_tool_call")])
+        self._atool = _layers([p for p in parts if _overrides(p, "awrap_tool_call")])
 
     # --- model calls ----------------------------------------------------------------------
     # Each layer is a partial of the next, built from the innermost out: a layer that named
@@ -105,26 +103,22 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
 
     # --- tool calls -----------------------------------------------------------------------
 
-    # The outermost parts that only add an update to the answer (``AnswerUpdates``) add it
-    # after the layers inside them return, all in one go, with no layer each.
+    # Parts in a row whose tool hooks are in steps (``ToolSteps``) run as one layer: one
+    # reading of the answer and one Command for all of them.
 
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
         run = handler
-        for part in reversed(self._tool):
-            run = functools.partial(part.wrap_tool_call, handler=run)
-        request = self._viewed(request)
-        result = answered(request, run(request), self._after)
-        return cast(ToolResponse, self.packing.command(result))
+        for layer in reversed(self._tool):
+            run = functools.partial(layer.wrap_tool_call, handler=run)
+        return self.packing.command(run(self._viewed(request)))  # type: ignore[no-any-return]
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResponse:
         run = handler
-        for part in reversed(self._atool):
-            run = functools.partial(part.awrap_tool_call, handler=run)
-        request = self._viewed(request)
-        result = answered(request, await run(request), self._aafter)
-        return cast(ToolResponse, self.packing.command(result))
+        for layer in reversed(self._atool):
+            run = functools.partial(layer.awrap_tool_call, handler=run)
+        return self.packing.command(await run(self._viewed(request)))  # type: ignore[no-any-return]
 
     # --- the packed fields ----------------------------------------------------------------
 
@@ -132,7 +126,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         """The request with the state as the parts read it (the packed fields unpacked). A
         tool still gets the state as it is, through ``runtime``."""
         state = self.packing.view(request.state)
-        return request if state is request.state else dataclasses.replace(request, state=state)
+        return request if state is request.state else replaced(request, state=state)
 
     def _composed(
         self, response: ModelResponse[Any], updates: list[dict[str, Any]]
@@ -156,19 +150,23 @@ def merged_hints(parts: Sequence[AgentMiddleware[Any, Any, Any]]) -> dict[str, A
     return hints
 
 
-def _split(
-    parts: list[AgentMiddleware[Any, Any, Any]],
-) -> tuple[list[AnswerUpdates], list[AgentMiddleware[Any, Any, Any]]]:
-    """The outermost parts whose tool hooks only add an update, and the rest (the layers)."""
-    at = 0
-    while at < len(parts) and _only_updates(parts[at]):
-        at += 1
-    return cast(list[AnswerUpdates], parts[:at]), parts[at:]
+def _layers(parts: list[AgentMiddleware[Any, Any, Any]]) -> list[Any]:
+    """The tool call's layers, the outermost first: each run of parts in a row whose tool
+    hooks are in steps, as one :class:`ToolLayer`; any other part, a layer of its own."""
+    layers: list[Any] = []
+    for part in parts:
+        if not _stepped(part):
+            layers.append(part)
+        elif layers and isinstance(layers[-1], list):
+            layers[-1].append(part)
+        else:
+            layers.append([part])
+    return [ToolLayer(layer) if isinstance(layer, list) else layer for layer in layers]
 
 
-def _only_updates(part: AgentMiddleware[Any, Any, Any]) -> bool:
-    return isinstance(part, AnswerUpdates) and all(
-        getattr(type(part), hook) is getattr(AnswerUpdates, hook)
+def _stepped(part: AgentMiddleware[Any, Any, Any]) -> bool:
+    return isinstance(part, ToolSteps) and all(
+        getattr(type(part), hook) is getattr(ToolSteps, hook)
         for hook in ("wrap_tool_call", "awrap_tool_call")
     )
 

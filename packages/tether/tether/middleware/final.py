@@ -17,29 +17,25 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, Overwrite
+from langgraph.types import Overwrite
 
 from tether.decisions import final_check
 from tether.middleware.closing import is_closed
 from tether.middleware.common import (
     MARK,
     NOTE_ID,
-    AnswerUpdates,
     TetherState,
+    ToolReading,
+    ToolSteps,
     as_settings,
     ends_run,
     responded,
     run_view,
-    tool_message,
-    tool_result,
 )
 from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
-
-ToolResponse = ToolMessage | Command[Any]
 
 
 @reused
@@ -64,7 +60,7 @@ class FinalAnswerCheckState(TetherState[ResponseT]):
 
 @signed
 class FinalAnswerCheckMiddleware(
-    AnswerUpdates, AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
+    ToolSteps, AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
 ):
     """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
     When it returns a note, the note is added as a user message after the reply and the
@@ -131,7 +127,7 @@ class FinalAnswerCheckMiddleware(
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh(request.state))
+        view, update = run_view(request.state, self.fresh)
         request = self.looked_first(view, request)
         response = handler(request)
         note = self.note(view, request, response)
@@ -147,7 +143,7 @@ class FinalAnswerCheckMiddleware(
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh(request.state))
+        view, update = run_view(request.state, self.fresh)
         request = self.looked_first(view, request)
         response = await handler(request)
         note = self.note(view, request, response)
@@ -162,17 +158,17 @@ class FinalAnswerCheckMiddleware(
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
                 self._tools[tool.name] = tool
 
-    def tool_update(self, request: ToolCallRequest, result: ToolResponse) -> dict[str, Any] | None:
+    def tool_update(self, reading: ToolReading) -> dict[str, Any] | None:
         """What the call established (a call tether answered from its record establishes
         nothing new)."""
-        message = tool_message(result, request.tool_call["id"])
+        message, request = reading.message(), reading.request
         if message is not None and message.additional_kwargs.get(MARK) in ("recall", "repeat"):
             return None
         call = {
             "task": request.state.get("tether_task") or "",
             "tool": request.tool_call["name"],
             "arguments": request.tool_call.get("args") or {},
-            "result": tool_result(message, request.tool),
+            "result": reading.outcome(),
         }
         return {"tether_grounds": call}
 

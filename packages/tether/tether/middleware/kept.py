@@ -17,13 +17,41 @@ CALL_HOOKS = ("wrap_model_call", "awrap_model_call", "wrap_tool_call", "awrap_to
 
 def signed(cls: C) -> C:
     """The middleware class with its call hooks' signatures worked out once: ``create_agent``
-    runs each hook inside a LangSmith span, which reads the hook's signature on every call
-    (a third of the span's own cost)."""
+    runs each hook inside a LangSmith span, which reads the signature of what it wraps on
+    every call, a third of the span's own cost. The signature of a function is kept on it,
+    but a bound method's is built anew from it each time: read from a middleware, each hook
+    is its own partial (:class:`Hooked`) that keeps its signature."""
     for name in CALL_HOOKS:
         hook = cls.__dict__.get(name)
-        if hook is not None:
+        if hook is not None and not isinstance(hook, Hooked):
             hook.__signature__ = inspect.signature(hook)
+            setattr(cls, name, Hooked(hook))
     return cls
+
+
+class Hooked:
+    """A middleware class's call hook. Read from the class, the function itself; read from a
+    middleware, ``functools.partial(function, middleware)`` (a bound method, called in C)
+    with the bound signature, kept in the middleware's ``__dict__`` for the next reads (not
+    when read through ``super()``: the middleware's class has another hook by that name)."""
+
+    def __init__(self, function: Callable[..., Any]) -> None:
+        self.function = function
+        self.name = function.__name__
+        signature = inspect.signature(function)
+        self.signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self.function
+        bound = functools.partial(self.function, instance)
+        bound.__signature__ = self.signature  # type: ignore[attr-defined]
+        if getattr(type(instance), self.name, None) is self.function:
+            instance.__dict__[self.name] = bound
+        return bound
 
 
 REDUCED_KEPT = 8
@@ -76,6 +104,10 @@ _SLOTS = tuple(
 )
 
 
+_KNOWN = ("value", "operator", "key", "typ")
+"""The channel's slots in the LangGraph this was written for (any other: copied in a loop)."""
+
+
 class Reduced(BinaryOperatorAggregate[Any]):
     """A field's channel with a reducer, copied as it is: LangGraph copies every channel
     for each branch it takes, and its own copy works the value's type out again (raising
@@ -84,7 +116,11 @@ class Reduced(BinaryOperatorAggregate[Any]):
     __slots__ = ()
 
     def copy(self) -> Self:
-        new = object.__new__(type(self))
+        new = object.__new__(self.__class__)
+        if _SLOTS == _KNOWN:  # the fields, set one by one: a loop costs more than the copy
+            new.key, new.typ = self.key, self.typ
+            new.value, new.operator = self.value, self.operator
+            return new
         for name in _SLOTS:
             object.__setattr__(new, name, getattr(self, name))
         return new
@@ -103,7 +139,7 @@ def memo(kind: Any, objects: tuple[Any, ...], make: Callable[..., T], *args: Any
     key = (kind, *map(id, objects))
     hit = _memo.get(key)
     if hit is not None:  # the memo holds the objects, so no other object has their ids
-        return cast(T, hit[1])
+        return hit[1]  # type: ignore[no-any-return]
     value = make(*args)
     if len(_memo) >= MEMO_SIZE:
         evict(_memo)

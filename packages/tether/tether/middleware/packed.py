@@ -35,6 +35,9 @@ from langgraph.types import Command, Overwrite
 from tether.middleware.common import TetherState
 from tether.middleware.kept import KEPT_FROM, Reduced, reused
 
+_COMMAND_FIELDS = sorted(field.name for field in dataclasses.fields(Command))
+_COMMAND_AS_KNOWN = _COMMAND_FIELDS == ["goto", "graph", "resume", "update"]
+"""Command has the fields this was written for: built with them, not replaced (half the cost)."""
 PACKED = "tether_private"
 """The state key holding the composed parts' own private fields."""
 Reducer = Callable[[Any, Any], Any]
@@ -114,7 +117,11 @@ class Packing:
         if not isinstance(result, Command) or not isinstance(result.update, dict):
             return result
         update = self.update(result.update)
-        return result if update is result.update else dataclasses.replace(result, update=update)
+        if update is result.update:
+            return result
+        if not _COMMAND_AS_KNOWN:
+            return dataclasses.replace(result, update=update)
+        return Command(graph=result.graph, update=update, resume=result.resume, goto=result.goto)
 
     def _reduce(self, current: dict[str, Any] | None, update: dict[str, Any]) -> dict[str, Any]:
         packed = dict(current or {})

@@ -22,7 +22,6 @@ from langchain.agents.middleware.types import (
     ResponseT,
 )
 from langchain_core.messages import AIMessage, ToolCall, ToolMessage
-from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
@@ -33,6 +32,8 @@ from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
+    ToolReading,
+    ToolSteps,
     as_settings,
     counted,
     ending,
@@ -41,10 +42,6 @@ from tether.middleware.common import (
     proposal_of,
     run_view,
     step_of,
-    step_record,
-    tool_message,
-    tool_result,
-    with_update,
 )
 from tether.middleware.kept import reused, signed
 from tether.settings import AgentSettings
@@ -63,8 +60,6 @@ from tether.tools.failures import describe, is_transient
 from tether.tools.marks import has_side_effects
 
 ToolResponse = ToolMessage | Command[Any]
-ToolHandler = Callable[[ToolCallRequest], ToolResponse]
-AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. It was not retried; "
@@ -86,7 +81,9 @@ class RepeatGuardState(TetherState[ResponseT]):
 
 
 @signed
-class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]):
+class RepeatGuardMiddleware(
+    ToolSteps, AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]
+):
     """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is
     answered with the recall note (what it returned, as plain tokens only), a call that
@@ -108,7 +105,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         super().__init__()
         self.settings = as_settings(settings)
 
-    def fresh(self) -> dict[str, Any]:
+    def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts."""
         return {
             "tether_calls": Overwrite({}),
@@ -121,7 +118,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh())
+        view, update = run_view(request.state, self.fresh)
         plan = plan_call(request, view.get("tether_stop"), self.settings)
         update |= counted(view)
         stop = plan.stopped(update)
@@ -135,7 +132,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh())
+        view, update = run_view(request.state, self.fresh)
         plan = plan_call(request, view.get("tether_stop"), self.settings)
         update |= counted(view)
         stop = plan.stopped(update)
@@ -174,32 +171,6 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
             result=result, structured_response=response.structured_response
         ), update
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
-        answer = self._answer(request)
-        if answer is not None:
-            return answer
-        try:
-            result = handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            result = self._failed_write(request, exc)
-        return self._ran(request, result)
-
-    async def awrap_tool_call(
-        self, request: ToolCallRequest, handler: AsyncToolHandler
-    ) -> ToolResponse:
-        answer = self._answer(request)
-        if answer is not None:
-            return answer
-        try:
-            result = await handler(request)
-        except GraphBubbleUp:
-            raise
-        except Exception as exc:
-            result = self._failed_write(request, exc)
-        return self._ran(request, result)
-
     # --- before the call: the gate --------------------------------------------------------
 
     def decide(self, request: ToolCallRequest) -> GateDecision:
@@ -216,7 +187,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
             return GateDecision("recall")
         return GateDecision("run")
 
-    def _answer(self, request: ToolCallRequest) -> ToolResponse | None:
+    def tool_answer(self, request: ToolCallRequest) -> ToolResponse | None:
         """The answer to a call that is not run, with its state update; None to run it."""
         decided = self.decide(request)
         if decided.gate == "run":
@@ -242,7 +213,7 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
 
     # --- after the call: its record -------------------------------------------------------
 
-    def _failed_write(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
+    def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
         """A write's exception as its result (a read's propagates, for a retry middleware):
         a transient one leaves the outcome unknown."""
         if request.tool is None or not has_side_effects(request.tool):
@@ -257,19 +228,18 @@ class RepeatGuardMiddleware(AgentMiddleware[RepeatGuardState[ResponseT], Context
             status="error",
         )
 
-    def _ran(self, request: ToolCallRequest, result: ToolResponse) -> ToolResponse:
-        """The answer, with the call's record: it ran, how it fared, what a success returned
-        (plain tokens only), and the write whose outcome it leaves unknown or settles."""
-        call_id = request.tool_call["id"]
-        outcome = tool_result(tool_message(result, call_id), request.tool)
-        record = step_record(request, outcome, self.settings)
+    def tool_update(self, reading: ToolReading) -> dict[str, Any]:
+        """The call's record: it ran, how it fared, what a success returned (plain tokens
+        only), and the write whose outcome it leaves unknown or settles."""
+        request, outcome = reading.request, reading.outcome()
+        record = reading.record(self.settings)
         update: dict[str, Any] = {"tether_calls": _events(record, outcome)}
         view, proposal = _view(request.state), proposal_of(request)
         writes = request.tool is not None and has_side_effects(request.tool)
         unresolved = side_effects.unresolved_after(view, proposal, record, writes)
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
-        return with_update(result, call_id, update)
+        return update
 
 
 def _named(proposal: Proposal) -> str:

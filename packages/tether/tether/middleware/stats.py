@@ -16,21 +16,11 @@ from langchain.agents.middleware.types import (
     OmitFromInput,
     ResponseT,
 )
-from langchain_core.messages import ToolMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import (
-    MARK,
-    starts_run,
-    tool_message,
-    tool_result,
-    with_update,
-)
+from tether.middleware.common import MARK, ToolReading, ToolSteps, starts_run
 from tether.middleware.kept import Reduced, reused, signed
 from tether.tools.stats import ToolStats
-
-ToolResponse = ToolMessage | Command[Any]
 
 
 @reused
@@ -53,7 +43,9 @@ class ToolStatsState(AgentState[ResponseT]):
 
 
 @signed
-class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]):
+class ToolStatsMiddleware(
+    ToolSteps, AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]
+):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call
     whose exception propagates is not either (place a retry or error middleware inside
@@ -64,6 +56,7 @@ class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, R
     """
 
     state_schema = ToolStatsState  # type: ignore[assignment]
+    timed = True
 
     def wrap_model_call(
         self,
@@ -79,21 +72,15 @@ class ToolStatsMiddleware(AgentMiddleware[ToolStatsState[ResponseT], ContextT, R
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         return _started(request, await handler(request))
 
-    def wrap_tool_call(
-        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], ToolResponse]
-    ) -> ToolResponse:
-        start = time.perf_counter()
-        result = handler(request)
-        return _counted(request, result, time.perf_counter() - start)
-
-    async def awrap_tool_call(
-        self,
-        request: ToolCallRequest,
-        handler: Callable[[ToolCallRequest], Awaitable[ToolResponse]],
-    ) -> ToolResponse:
-        start = time.perf_counter()
-        result = await handler(request)
-        return _counted(request, result, time.perf_counter() - start)
+    def tool_update(self, reading: ToolReading) -> dict[str, Any] | None:
+        """The call counted, with its latency: the time since the layer around it began."""
+        latency = time.perf_counter() - reading.started
+        message = reading.message()
+        if message is not None and message.additional_kwargs.get(MARK):
+            return None
+        ok = reading.outcome()["status"] == "success"
+        call = {"tool": reading.request.tool_call["name"], "ok": ok, "latency_s": round(latency, 6)}
+        return {"tether_tool_stats": call}
 
 
 def _started(
@@ -105,13 +92,3 @@ def _started(
     return ExtendedModelResponse(
         model_response=response, command=Command(update={"tether_tool_stats": Overwrite({})})
     )
-
-
-def _counted(request: ToolCallRequest, result: ToolResponse, latency: float) -> ToolResponse:
-    call_id = request.tool_call["id"]
-    message = tool_message(result, call_id)
-    if message is not None and message.additional_kwargs.get(MARK):
-        return result
-    ok = tool_result(message, request.tool)["status"] == "success"
-    call = {"tool": request.tool_call["name"], "ok": ok, "latency_s": round(latency, 6)}
-    return with_update(result, call_id, {"tether_tool_stats": call})

@@ -19,21 +19,17 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import ToolMessage
-from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command
 
 from tether.decisions import policy, stops
 from tether.middleware.closing import Plan, plan_call
 from tether.middleware.common import (
-    AnswerUpdates,
     TetherState,
+    ToolReading,
+    ToolSteps,
     as_settings,
     counted,
+    replaced,
     run_view,
-    step_record,
-    tool_message,
-    tool_result,
     window_of,
     with_note,
 )
@@ -41,7 +37,6 @@ from tether.middleware.kept import signed
 from tether.settings import AgentSettings
 from tether.state import FAILURE_KINDS, StepRecord, windowed
 
-ToolResponse = ToolMessage | Command[Any]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 CALLS_PER_STEP = 4
@@ -71,7 +66,7 @@ def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
 
 
 @signed
-class StepsMiddleware(AnswerUpdates, AgentMiddleware[Any, ContextT, ResponseT]):
+class StepsMiddleware(ToolSteps, AgentMiddleware[Any, ContextT, ResponseT]):
     """Records each tool step of the run in ``field`` (sync and async hooks)."""
 
     field = ""
@@ -83,19 +78,22 @@ class StepsMiddleware(AnswerUpdates, AgentMiddleware[Any, ContextT, ResponseT]):
     def window(self) -> int:
         return policy.history_window(self.settings)
 
+    def fresh(self, state: Any) -> dict[str, Any]:
+        """This middleware's field as a run starts."""
+        return {self.field: []}
+
     def steps(self, state: Any) -> list[StepRecord]:
         return by_step(list(state.get(self.field) or []))
 
-    def tool_update(self, request: ToolCallRequest, result: ToolResponse) -> dict[str, Any]:
+    def tool_update(self, reading: ToolReading) -> dict[str, Any]:
         """The call's step record, appended to ``field``."""
-        outcome = tool_result(tool_message(result, request.tool_call["id"]), request.tool)
-        record = step_record(request, outcome, self.settings)
+        record = reading.record(self.settings)
         return {self.field: windowed([record], self.window() * CALLS_PER_STEP)}
 
     def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
         """The call as this middleware makes it, and its update (a new run's fields, the
         step counted)."""
-        view, update = run_view(request.state, {self.field: []})
+        view, update = run_view(request.state, self.fresh)
         return self.prepared(request, view), update | counted(view)
 
     def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
@@ -181,4 +179,4 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
         successes = streak(self.steps(view), frozenset({"success"}))
         temperature = stops.temperature_for(successes, self.settings)
         settings = {**request.model_settings, "temperature": temperature}
-        return Plan(request.override(model_settings=settings))
+        return Plan(replaced(request, model_settings=settings))
