@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
+import os
 import socket
+import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -11,6 +13,33 @@ import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel, run_traced
+
+MEMORY_TMP = "/dev/shm"
+"""Where scratch files go when TMPDIR is not set, if it is there (a RAM file system)."""
+
+
+def _scratch_in_memory() -> None:
+    """Put the suite's scratch files in memory: pytest's tmp_path, the worlds, run stores and
+    checkpoints the tests write, the PostgreSQL data directory, and (through TMPDIR) those of
+    the processes the tests start.
+
+    The suite makes thousands of SQLite and PostgreSQL commits, each one waiting for fsync;
+    on a disk that the machine shares those waits add up to a large part of its time. No test
+    is about what reaches the disk: a process killed by SIGKILL leaves its writes to the
+    other processes all the same. A TMPDIR set by whoever runs the suite is left alone.
+    """
+    if "TMPDIR" in os.environ or not os.path.isdir(MEMORY_TMP):
+        return
+    if not os.access(MEMORY_TMP, os.W_OK | os.X_OK):
+        return
+    disk = os.statvfs(MEMORY_TMP)
+    if disk.f_bavail * disk.f_frsize < 2 << 30:  # a small /dev/shm (a container's 64 MB)
+        return
+    os.environ["TMPDIR"] = MEMORY_TMP
+    tempfile.tempdir = MEMORY_TMP  # gettempdir() was already asked (pytest's capture files)
+
+
+_scratch_in_memory()
 
 # `make test-fast` runs the core: -m "not slow and not server and not postgres and not bench".
 # Modules mark themselves (pytestmark); these are marked here by path.
