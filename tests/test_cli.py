@@ -227,11 +227,12 @@ def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
              "--store", str(store), "--tools", "demo", "--data-dir", str(world)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
         )  # fmt: skip
+        assert base_url.asked.wait(60), "the run never called the model"
         deadline = time.monotonic() + 60
         while not (store.exists() and _has_run(store, "cc")):
             assert time.monotonic() < deadline and child.poll() is None
-            time.sleep(0.2)
-        time.sleep(1)  # inside the model call that never answers
+            time.sleep(0.05)
+        assert child.poll() is None  # saved, and still inside the model call that never answers
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=20)  # well before the model timeout (60 s)
     assert child.returncode == 130
