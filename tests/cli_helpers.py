@@ -114,6 +114,7 @@ class _Hang(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         if self.path.endswith("/chat/completions"):
+            self.server.asked.set()  # type: ignore[attr-defined]
             self.server.release.wait(60)  # type: ignore[attr-defined]
         self.send_error(404)
 
@@ -123,15 +124,23 @@ class _Hang(BaseHTTPRequestHandler):
         pass
 
 
+class HangingModel(str):
+    """A hanging model server's base URL; ``asked`` is set once a chat completion came in."""
+
+    asked: threading.Event
+
+
 @contextmanager
-def hanging_model() -> Iterator[str]:
+def hanging_model() -> Iterator[HangingModel]:
     """The base URL of a model server that hangs: a run stays inside its model call."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hang)
     server.release = threading.Event()  # type: ignore[attr-defined]
+    url = HangingModel(f"http://127.0.0.1:{server.server_address[1]}/v1")
+    url.asked = server.asked = threading.Event()  # type: ignore[attr-defined]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+        yield url
     finally:
         server.release.set()  # type: ignore[attr-defined]
         server.shutdown()

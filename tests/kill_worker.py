@@ -27,12 +27,21 @@ def die_at_writes(store: RunStore, when: str, nth: int) -> None:
     """SIGKILL this process just before or just after the ``nth`` saving of a node's writes.
 
     The writes and the trace go to the store on different paths; here the other one is made
-    slow, so it has surely run by the kill (``before``: the trace; ``after``: the writes)."""
+    slow, so it has surely run by the kill (``before``: the trace; ``after``: the writes).
+    ``after`` slows the trace's appends from the ``nth - 1``-th writes on: the ``nth`` node's
+    events exist only once that node has run, so after the writes before it were handed to
+    the saver; slowing the appends before that made the run longer and nothing else."""
     saver: Any = store.checkpointer
     put_writes, calls = saver.put_writes, [0]
     if when == "after":
         append = store.trace.append
-        store.trace.append = lambda *a, **kw: (time.sleep(LAG), append(*a, **kw))[1]  # type: ignore[method-assign]
+
+        def slow_append(*args: Any, **kwargs: Any) -> Any:
+            if calls[0] >= nth - 1:
+                time.sleep(LAG)
+            return append(*args, **kwargs)
+
+        store.trace.append = slow_append  # type: ignore[method-assign]
 
     def dying(config: Any, writes: Any, task_id: str, task_path: str = "") -> None:
         calls[0] += 1

@@ -35,9 +35,11 @@ from tests.contract.vllm_stub import StubConfig, serve_stub
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed
 LOCATE = ["--max-steps", "3"]
-RESUMED = clean_env(TETHER_CAP_ANSWER="false")
+NO_MODEL = "http://127.0.0.1:9/v1"  # nothing listens there: a model call would fail the run
+RESUMED = clean_env(TETHER_CAP_ANSWER="false", TETHER_BASE_URL=NO_MODEL)
 """A resumed seed-flow run ends at the step cap once the payment is settled; without the last
-answer's call it needs no model (the embedded one would start for it)."""
+answer's call it needs no model. The model is a URL where nothing answers: the embedded one
+would start (about a second) only to be left unused, and a call made after all would fail."""
 
 
 def where(store: Path, world: Path) -> list[str]:
@@ -227,11 +229,12 @@ def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
              "--store", str(store), "--tools", "demo", "--data-dir", str(world)],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=clean_env(),
         )  # fmt: skip
+        assert base_url.asked.wait(60), "the run never called the model"
         deadline = time.monotonic() + 60
         while not (store.exists() and _has_run(store, "cc")):
             assert time.monotonic() < deadline and child.poll() is None
-            time.sleep(0.2)
-        time.sleep(1)  # inside the model call that never answers
+            time.sleep(0.05)
+        assert child.poll() is None  # saved, and still inside the model call that never answers
         child.send_signal(signal.SIGINT)
         _, err = child.communicate(timeout=20)  # well before the model timeout (60 s)
     assert child.returncode == 130

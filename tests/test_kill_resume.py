@@ -8,7 +8,6 @@ import os
 import random
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,10 @@ from tether.control.store import open_run_store
 from tether_world import World
 from tether_world.demo import SEED_TASK
 
+from tests import forked
 from tests.flows import flow_model
 
 KILLS = int(os.environ.get("SOAK_KILLS", "3"))
-ROOT = Path(__file__).parent.parent
 RUN_SECONDS = 1.5  # the flow's length with a 50 ms model, so kills land all along it
 
 
@@ -31,13 +30,8 @@ RUN_SECONDS = 1.5  # the flow's length with a 50 ms model, so kills land all alo
 def test_a_killed_run_resumes_and_pays_exactly_once(tmp_path: Path, seed: int) -> None:
     store_path, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
     World.create(world_dir).close()
-    worker = subprocess.Popen(
-        [sys.executable, "-m", "tests.kill_worker", str(store_path), str(world_dir)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert worker.stdout is not None and worker.stdout.readline().strip() == "ready"
+    worker = forked.Worker("tests.kill_worker", str(store_path), str(world_dir))
+    assert worker.readline().strip() == "ready"
     try:
         worker.wait(timeout=random.Random(seed).uniform(0, RUN_SECONDS))
     except subprocess.TimeoutExpired:
@@ -89,13 +83,7 @@ def test_a_kill_around_a_nodes_writes_keeps_each_trace_event_once(
     store_path, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
     World.create(world_dir).close()
     args = [str(store_path), str(world_dir), when, str(nth)]
-    worker = subprocess.run(
-        [sys.executable, "-m", "tests.kill_worker", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=100,
-    )
+    worker = forked.run("tests.kill_worker", *args, timeout=100)
     assert worker.returncode == -signal.SIGKILL, worker.stderr[-2000:]
     result, trace, charged = resumed(store_path, world_dir)
     assert result.status == "completed" and charged == 1

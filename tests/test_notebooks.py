@@ -29,6 +29,7 @@ class Executed:
             timeout=300,
             kernel_name="python3",
             resources={"metadata": {"path": str(NOTEBOOKS)}},
+            shutdown_kernel="immediate",  # every output is in; no need to wait for its exit
         ).execute()
         self.cells = [cell for cell in book.cells if cell.cell_type == "code"]
 

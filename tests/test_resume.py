@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from tether.testing import ScriptedChatModel
 from tether_world import World
 from tether_world.demo import SEED_FLOW_REPLIES
 
+from tests import forked
 from tests.crash_worker import CRASH_EXIT
 
 ROOT = Path(__file__).parent.parent
@@ -24,12 +23,12 @@ def crash(tmp_path: Path, crash_point: str) -> tuple[Path, Path]:
     """Run the crash worker to ``crash_point``; the store's and the world's paths."""
     store_path, world_dir = tmp_path / "runs.sqlite", tmp_path / "world"
     World.create(world_dir).close()  # seed it once
-    worker = subprocess.run(
-        [sys.executable, "-m", "tests.crash_worker", str(store_path), str(world_dir), crash_point],
-        cwd=ROOT,
+    worker = forked.run(
+        "tests.crash_worker",
+        str(store_path),
+        str(world_dir),
+        crash_point,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
         timeout=120,
     )
     assert worker.returncode == CRASH_EXIT, worker.stderr[-2000:]

@@ -58,7 +58,7 @@ def studio(world_dir: Path) -> Iterator[str]:
             except httpx.TransportError:
                 pass
             assert server.poll() is None, "langgraph dev exited"
-            time.sleep(0.5)
+            time.sleep(0.1)
         else:
             pytest.fail("langgraph dev did not come up within 120 s")
         yield url

@@ -36,9 +36,13 @@ server_mark = pytest.mark.server
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[EmbeddedServer]:
-    """This module's own server, so stopping it cannot pull the shared one from other tests."""
+    """This module's own server, so stopping it cannot pull the shared one from other tests.
+
+    One thread: the suite runs a test file per core, so the other core is the other worker's;
+    two llama.cpp threads wait for each other whenever that worker takes it (several times
+    slower, see :func:`tether.llm.embedded.default_threads`)."""
     started = time.monotonic()
-    with EmbeddedServer() as running:
+    with EmbeddedServer(threads=1) as running:
         assert time.monotonic() - started < 15
         yield running
     assert not running.running

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import pytest
 from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.llm.embedded import ensure_embedded_server
+from tether.settings import EMBEDDED_CONTEXT
 from tether.testing import run_traced
 
 pytestmark = pytest.mark.server
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _one_thread() -> None:
+    """The shared server the graph asks for, started as the graph would start it but with one
+    thread: the suite runs a test file per core, and two llama.cpp threads wait for each
+    other whenever the other worker takes the second core."""
+    ensure_embedded_server(ctx_size=EMBEDDED_CONTEXT, threads=1)
+
 
 STATUSES = {"completed", "partial", "failed", "max_steps", "no_progress"}
 
@@ -18,10 +29,16 @@ def add(a: float, b: float) -> float:
 
 
 @pytest.mark.timeout(400)  # two calls each; slow only when the 2 cores are shared
-@pytest.mark.parametrize("protocol", [None, "react"])  # None: the default, json_schema
-def test_a_run_ends_with_a_status_and_server_usage(protocol: str | None) -> None:
+@pytest.mark.parametrize(
+    ("protocol", "max_tokens"),
+    [
+        (None, 64),  # the default, json_schema: 64 tokens hold a whole action (about 57)
+        ("react", 32),  # SmolLM2's ReAct text holds no action at 64 tokens either
+    ],
+)
+def test_a_run_ends_with_a_status_and_server_usage(protocol: str | None, max_tokens: int) -> None:
     chosen = {} if protocol is None else {"protocol": protocol}
-    settings = AgentSettings(**chosen, max_steps=2, max_tokens=64, request_timeout=180)
+    settings = AgentSettings(**chosen, max_steps=2, max_tokens=max_tokens, request_timeout=180)
     graph = build_graph(settings, registry=ToolRegistry([add]))
     state, trace = run_traced(graph, {"task": "What is 2 + 3? Use the add tool."})
     assert state["status"] in STATUSES

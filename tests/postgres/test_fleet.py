@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,16 +21,16 @@ from langgraph.store.postgres import PostgresStore
 from tether.dburl import libpq_url
 from tether.nodes.health import NAMESPACE
 
+from tests.forked import Worker
 from tests.postgres.test_postgres import WAIT, new_payments, run_line, tether
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(600)]
-ROOT = Path(__file__).parent.parent.parent
 
 
 @pytest.fixture
-def workers() -> Iterator[list[subprocess.Popen[str]]]:
+def workers() -> Iterator[list[Worker]]:
     """Every worker started; each is killed (if still running) and reaped at the end."""
-    started: list[subprocess.Popen[str]] = []
+    started: list[Worker] = []
     yield started
     for process in started:
         if process.poll() is None:
@@ -40,21 +38,14 @@ def workers() -> Iterator[list[subprocess.Popen[str]]]:
         process.communicate(timeout=WAIT)
 
 
-def spawn(started: list[subprocess.Popen[str]], *args: str) -> subprocess.Popen[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.fleet_worker", *args],
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def spawn(started: list[Worker], *args: str) -> Worker:
+    process = Worker("tests.fleet_worker", *args)
     started.append(process)
-    assert process.stdout is not None and process.stdout.readline().strip() == "ready"
+    assert process.readline(timeout=WAIT).strip() == "ready"
     return process
 
 
-def finished(started: list[subprocess.Popen[str]], *args: str) -> dict[str, Any]:
+def finished(started: list[Worker], *args: str) -> dict[str, Any]:
     """Run one worker to its end: what it printed about its run."""
     process = spawn(started, *args)
     out, err = process.communicate(timeout=WAIT)
@@ -78,7 +69,7 @@ def health_of(pg_url: str, tool: str) -> dict[str, Any]:
 
 
 def test_a_run_paused_in_one_worker_is_approved_and_finished_in_another(
-    pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]
+    pg_url: str, tmp_path: Path, workers: list[Worker]
 ) -> None:
     first = finished(workers, pg_url, "start", "handoff")
     assert first["pending"] and first["payment_api_calls"] == 0
@@ -94,7 +85,7 @@ def test_a_run_paused_in_one_worker_is_approved_and_finished_in_another(
 
 
 def test_a_worker_killed_mid_payment_is_resumed_by_another_with_one_charge(
-    pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]
+    pg_url: str, tmp_path: Path, workers: list[Worker]
 ) -> None:
     assert finished(workers, pg_url, "start", "killed")["pending"]
     paying = spawn(workers, pg_url, "approve", "killed", "stall")
@@ -114,7 +105,7 @@ def test_a_worker_killed_mid_payment_is_resumed_by_another_with_one_charge(
 
 
 def test_an_outage_one_worker_met_pauses_the_tool_for_the_others(
-    pg_url: str, tmp_path: Path, workers: list[subprocess.Popen[str]]
+    pg_url: str, tmp_path: Path, workers: list[Worker]
 ) -> None:
     down = finished(workers, pg_url, "run", "outage-a", "down")
     assert down["payment_api_calls"] >= 3 and down["status"] != "completed"
