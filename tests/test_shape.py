@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 10950
+MAX_CORE_LINES = 11200
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -52,8 +52,12 @@ branch it takes; what the middleware keep to do less per call
 applied twice, channels copied as they are, the hooks' signatures for the tracing span); a
 prompt counted on from the last request's; and the loop's registered-tool mark. The
 final-answer check's rule for an answer that holds nothing while the task, in any language,
-asks for a change (a tool's own words, negation in Chinese too) added about 80. The cap
-stays, so further growth is argued for here."""
+asks for a change (a tool's own words, negation in Chinese too) added about 80. The
+middleware's second cost round added about 230, for CPU per step against plain create_agent:
+the tool hooks in three steps (an answer in place of the call, its failure, the update) run
+for every part in one layer around the call (middleware/layer.py), a run's fresh fields
+built only when a run starts, and the budget counting a request only when a bound on its
+tokens does not fit. The cap stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once

@@ -26,8 +26,9 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import RequestT, ToolLayer, ToolSteps, replaced
+from tether.middleware.common import RequestT, replaced
 from tether.middleware.kept import signed
+from tether.middleware.layer import ToolLayer, ToolSteps
 from tether.middleware.packed import Packing
 
 ToolResponse = ToolMessage | Command[Any]

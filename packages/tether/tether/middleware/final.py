@@ -27,14 +27,13 @@ from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
-    ToolReading,
-    ToolSteps,
     as_settings,
     ends_run,
     responded,
     run_view,
 )
 from tether.middleware.kept import reused, signed
+from tether.middleware.layer import ToolReading, ToolSteps
 from tether.settings import AgentSettings
 
 

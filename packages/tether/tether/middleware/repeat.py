@@ -32,8 +32,6 @@ from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
-    ToolReading,
-    ToolSteps,
     as_settings,
     counted,
     ending,
@@ -44,6 +42,7 @@ from tether.middleware.common import (
     step_of,
 )
 from tether.middleware.kept import reused, signed
+from tether.middleware.layer import ToolReading, ToolSteps
 from tether.settings import AgentSettings
 from tether.state import (
     CallEvent,

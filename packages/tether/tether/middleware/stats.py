@@ -18,8 +18,9 @@ from langchain.agents.middleware.types import (
 )
 from langgraph.types import Command, Overwrite
 
-from tether.middleware.common import MARK, ToolReading, ToolSteps, starts_run
+from tether.middleware.common import MARK, starts_run
 from tether.middleware.kept import Reduced, reused, signed
+from tether.middleware.layer import ToolReading, ToolSteps
 from tether.tools.stats import ToolStats
 
 

@@ -24,8 +24,6 @@ from tether.decisions import policy, stops
 from tether.middleware.closing import Plan, plan_call
 from tether.middleware.common import (
     TetherState,
-    ToolReading,
-    ToolSteps,
     as_settings,
     counted,
     replaced,
@@ -34,6 +32,7 @@ from tether.middleware.common import (
     with_note,
 )
 from tether.middleware.kept import signed
+from tether.middleware.layer import ToolReading, ToolSteps
 from tether.settings import AgentSettings
 from tether.state import FAILURE_KINDS, StepRecord, windowed
 
