@@ -183,13 +183,8 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
 
     def _messages_bound(self, messages: list[BaseMessage]) -> int:
         """The messages' bound, kept on from the last request's as their count is."""
-        last, total = self._last_bound
-        if len(last) <= len(messages) and all(map(operator.is_, last, messages)):
-            total += sum(map(self._message_bound, messages[len(last) :]))
-        else:
-            total = sum(map(self._message_bound, messages))
-        self._last_bound = (tuple(messages), total)
-        return total
+        self._last_bound = _counted_on(self._last_bound, messages, self._message_bound)
+        return self._last_bound[1]
 
     def _message_bound(self, message: BaseMessage) -> int:
         """The message's count when it was counted, else its texts' UTF-8 bytes (as
@@ -205,13 +200,8 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     def messages_tokens(self, messages: list[BaseMessage]) -> int:
         """The messages' tokens, counted on from the last request's when they start with its
         messages (a step's request is the last one's and the messages since)."""
-        last, total = self._last
-        if len(last) <= len(messages) and all(map(operator.is_, last, messages)):
-            total += sum(map(self.message_tokens, messages[len(last) :]))
-        else:
-            total = sum(map(self.message_tokens, messages))
-        self._last = (tuple(messages), total)
-        return total
+        self._last = _counted_on(self._last, messages, self.message_tokens)
+        return self._last[1]
 
     def message_tokens(self, message: BaseMessage) -> int:
         """One message as :func:`tether.memory.count_messages` counts it, with its tool calls'
@@ -314,3 +304,16 @@ _JSON = json.JSONEncoder(ensure_ascii=False)  # json.dumps with options builds o
 
 def _call_text(message: AIMessage) -> str:
     return " ".join(f"{c['name']} {_JSON.encode(c['args'])}" for c in message.tool_calls)
+
+
+def _counted_on(
+    last: tuple[tuple[BaseMessage, ...], int],
+    messages: list[BaseMessage],
+    count: Callable[[BaseMessage], int],
+) -> tuple[tuple[BaseMessage, ...], int]:
+    """``messages`` and their total by ``count``, counted on from ``last`` (the previous
+    request's messages and total) when they start with those very messages."""
+    seen, total = last
+    if len(seen) <= len(messages) and all(map(operator.is_, seen, messages)):
+        return tuple(messages), total + sum(map(count, messages[len(seen) :]))
+    return tuple(messages), sum(map(count, messages))
