@@ -125,8 +125,8 @@ def check_final(
     if not held["tools"] and (tool := lookup_tool(task, tools, held, says_nothing(stated))):
         notes.append(NOTES["lookup"].format(tool=tool))
     missing = unbacked(stated, Evidence(task, held), words)
+    changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
     if vocabulary is None:  # see the module docstring, (b)
-        changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
         statuses = (
             () if changed else tuple(s for s in missing.statuses if s not in held["reported"])
         )
@@ -134,10 +134,9 @@ def check_final(
     if missing:
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
     notes += [NOTES["change"].format(tool=tool) for tool in changes_not_made(task, tools, held)]
-    if not notes and says_nothing(stated) and not echoes(answer, held):
-        changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
-        if not changed and (names := changes_asked(task, tools, held)):
-            notes.append(NOTES["empty"].format(tools=" or ".join(names)))
+    empty = not (notes or changed) and says_nothing(stated) and not echoes(answer, held)
+    if empty and (names := changes_asked(task, tools, held)):
+        notes.append(NOTES["empty"].format(tools=" or ".join(names)))
     return " ".join(notes) or None
 
 
