@@ -10,7 +10,7 @@ import json
 import signal
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import pytest
 from hypothesis import given
@@ -23,7 +23,7 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
-from langchain_core.tools import BaseTool, StructuredTool, ToolException
+from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, ScriptExhaustedError, tool
@@ -823,6 +823,48 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
         assert all(f"{name}(" in source for name in calls), module.__name__
     for middleware in (RepeatGuardMiddleware, FinalAnswerCheckMiddleware):
         assert middleware.__module__.startswith("tether.middleware")
+
+
+# --- a tool that returns a list (ToolNode takes one) -----------------------------------------
+def _listed(shape: str, message: ToolMessage) -> list[Any]:
+    """``message`` as the list a tool may return: alone, or inside a Command of its own."""
+    return [message] if shape == "message" else [Command(update={"messages": [message]})]
+
+
+@pytest.mark.parametrize("shape", ["message", "command"])
+@pytest.mark.parametrize("mode", MODES)
+def test_a_tool_that_answers_with_a_list_is_read_as_its_message(mode: str, shape: str) -> None:
+    @tool
+    def listed_order(order_id: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Look up an order by its id."""
+        runs["listed_order"] += 1
+        data = json.dumps({"order_id": order_id, "status": "paid"})
+        return _listed(shape, ToolMessage(data, tool_call_id=tool_call_id))
+
+    replies = [call("listed_order", i, order_id="ORD-2024-001") for i in range(2)]
+    agent, _ = agent_with([*replies, "ORD-2024-001 is paid."], [listed_order], tether_middleware())
+    out = run(agent, ask(), mode)
+    assert runs["listed_order"] == 1  # the repeat was answered from the list's result
+    assert "order_id=ORD-2024-001, status=paid" in out["messages"][4].text
+    stats = out["tether_tool_stats"]["listed_order"]
+    assert stats["usage_count"] == stats["success_count"] == 1
+    assert answer_of(out) == "ORD-2024-001 is paid." and out["tether_status"] is None
+
+
+@pytest.mark.parametrize("shape", ["message", "command"])
+def test_a_failure_a_tool_answers_in_a_list_counts_toward_the_breaker(shape: str) -> None:
+    @tool
+    def listed_fetch(url: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> Any:
+        """Fetch a page."""
+        failed = ToolMessage("timeout while fetching", tool_call_id=tool_call_id, status="error")
+        return _listed(shape, failed)
+
+    replies = [call("listed_fetch", i, url=f"https://x/{i}") for i in range(4)]
+    agent, _ = agent_with([*replies, "I could not fetch it."], [listed_fetch], tether_middleware())
+    out = agent.invoke(ask("Fetch the page"))
+    assert out["tether_status"] == "failed"
+    assert out["tether_reason"].startswith("circuit breaker: 4 consecutive failed steps")
+    assert out["tether_tool_stats"]["listed_fetch"]["failure_count"] == 4
 
 
 @given(st.text(alphabet=' \t\n\r\x0b\ufeff{}[]":,-+.0123456789eEtrufalsnNIiy', max_size=8))

@@ -48,6 +48,13 @@ from tether.tools.envelope import LOOP_ORIGIN
 
 T = TypeVar("T")
 
+ToolResponse = ToolMessage | Command[Any]
+"""A tool call's answer, as LangChain's tool hooks declare it."""
+ToolAnswer = ToolResponse | list[ToolResponse]
+"""A tool call's answer as ToolNode really passes it on: a tool may return a list of them."""
+ToolHandler = Callable[[ToolCallRequest], ToolResponse]
+AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
+
 NOTE_ID = "tether-note-"
 """Ids of the messages tether adds to a model request (never to the state, but for the
 final-answer check's note): ``tether-note-cap`` asks for the last answer."""
@@ -266,10 +273,18 @@ def _read_proposal(call: ToolCall, tool: BaseTool | None) -> Proposal:
     }
 
 
-def tool_message(result: ToolMessage | Command[Any], call_id: str | None) -> ToolMessage | None:
-    """The ToolMessage a tool call's handler answered with (inside a Command, too)."""
+def tool_message(result: ToolAnswer, call_id: str | None) -> ToolMessage | None:
+    """The ToolMessage a tool call's handler answered with (inside a Command, or an item of
+    the list a tool may return, too)."""
     if isinstance(result, ToolMessage):
         return result
+    if isinstance(result, list):
+        found = (
+            item if isinstance(item, ToolMessage) else tool_message(item, call_id)
+            for item in result
+            if not isinstance(item, ToolMessage) or item.tool_call_id == call_id
+        )
+        return next((message for message in found if message is not None), None)
     update = result.update if isinstance(result.update, dict) else {}
     messages = update.get("messages", [])
     for message in messages if isinstance(messages, list) else []:
@@ -330,21 +345,17 @@ def _judged(
     return policy.classify(step, proposal, result, None, settings)
 
 
-def with_update(
-    result: ToolMessage | Command[Any], call_id: str | None, update: dict[str, Any]
-) -> ToolMessage | Command[Any]:
+def with_update(result: ToolAnswer, call_id: str | None, update: dict[str, Any]) -> ToolAnswer:
     """The handler's answer with ``update`` written beside it (into its Command, when an
-    inner middleware answered with one; ``update``'s fields are this middleware's own)."""
+    inner middleware answered with one; as a Command of its own after a tool's list; the
+    fields are this middleware's own)."""
     if isinstance(result, ToolMessage):
         return Command(update={"messages": [result], **update})
+    if isinstance(result, list):
+        return [*result, Command(update=update)] if tool_message(result, call_id) else result
     if isinstance(result.update, dict) and not result.goto and tool_message(result, call_id):
         return Command(update={**result.update, **update}, graph=result.graph)
     return result  # an answer tether cannot read: passed on as it is
-
-
-ToolResponse = ToolMessage | Command[Any]
-ToolHandler = Callable[[ToolCallRequest], ToolResponse]
-AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 
 
 JSON_STARTS = frozenset('{["-0123456789tfnNI')

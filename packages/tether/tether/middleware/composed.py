@@ -22,18 +22,21 @@ from langchain.agents.middleware.types import (
     ModelResponse,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import RequestT, replaced
+from tether.middleware.common import (
+    AsyncToolHandler,
+    RequestT,
+    ToolHandler,
+    ToolResponse,
+    replaced,
+)
 from tether.middleware.kept import signed
 from tether.middleware.layer import ToolLayer, ToolSteps
 from tether.middleware.packed import Packing
 
-ToolResponse = ToolMessage | Command[Any]
-ToolHandler = Callable[[ToolCallRequest], ToolResponse]
-AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
 ModelResult = ModelResponse[Any] | AIMessage | ExtendedModelResponse[Any]

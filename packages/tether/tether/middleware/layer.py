@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphBubbleUp
@@ -14,6 +14,7 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 
 from tether.middleware.common import (
     AsyncToolHandler,
+    ToolAnswer,
     ToolHandler,
     ToolResponse,
     step_record,
@@ -33,7 +34,7 @@ class ToolReading:
 
     __slots__ = ("_message", "_outcome", "_read", "_record", "request", "result", "started")
 
-    def __init__(self, request: ToolCallRequest, result: ToolResponse, started: float) -> None:
+    def __init__(self, request: ToolCallRequest, result: ToolAnswer, started: float) -> None:
         self.request, self.result = request, result
         self.started = started  # when the layer around the call began (time.perf_counter)
         self._message: ToolMessage | None = None
@@ -85,13 +86,16 @@ class ToolSteps:
         """This middleware's own fields to write beside the answer."""
         raise NotImplementedError
 
+    # LangChain declares a hook's answer a ToolMessage or a Command; ToolNode takes the list a
+    # tool may return as well, and the layer passes it on.
+
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
-        return self._layer().wrap_tool_call(request, handler)
+        return cast(ToolResponse, self._layer().wrap_tool_call(request, handler))
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResponse:
-        return await self._layer().awrap_tool_call(request, handler)
+        return cast(ToolResponse, await self._layer().awrap_tool_call(request, handler))
 
     def _layer(self) -> ToolLayer:
         layer: ToolLayer | None = self.__dict__.get("_tool_layer")
@@ -127,7 +131,7 @@ class ToolLayer:
             grouped += 1
         self.grouped = grouped
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolAnswer:
         started = time.perf_counter()
         ran, answer = self._answer(request)
         if answer is None:
@@ -141,7 +145,7 @@ class ToolLayer:
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
-    ) -> ToolResponse:
+    ) -> ToolAnswer:
         started = time.perf_counter()
         ran, answer = self._answer(request)
         if answer is None:
@@ -153,7 +157,7 @@ class ToolLayer:
                 ran, answer = self._failed(request, exc)
         return self._updated(request, answer, ran, started)
 
-    def _answer(self, request: ToolCallRequest) -> tuple[int, ToolResponse | None]:
+    def _answer(self, request: ToolCallRequest) -> tuple[int, ToolAnswer | None]:
         """How many parts, outermost first, saw the call answered; the answer, if one gave
         it (then the parts from that one in add nothing)."""
         for at in self.answering:
@@ -162,7 +166,7 @@ class ToolLayer:
                 return at, answer
         return len(self.parts), None
 
-    def _failed(self, request: ToolCallRequest, exc: Exception) -> tuple[int, ToolResponse]:
+    def _failed(self, request: ToolCallRequest, exc: Exception) -> tuple[int, ToolAnswer]:
         """The answer the innermost part that takes the exception gives; how many parts,
         outermost first, saw an answer (those inside it raised: they add nothing)."""
         for at in self.failing:
@@ -173,8 +177,8 @@ class ToolLayer:
         raise exc
 
     def _updated(
-        self, request: ToolCallRequest, answer: ToolResponse, ran: int, started: float
-    ) -> ToolResponse:
+        self, request: ToolCallRequest, answer: ToolAnswer, ran: int, started: float
+    ) -> ToolAnswer:
         """The answer with the updates of the parts that ran, inside out, as each writes its
         own into the answer the one inside it returned."""
         call_id = request.tool_call["id"]
@@ -186,7 +190,7 @@ class ToolLayer:
             update |= part.tool_update(reading) or {}
         return with_update(answer, call_id, update) if update else answer
 
-    def _unread(self, reading: ToolReading, ran: int) -> ToolResponse:
+    def _unread(self, reading: ToolReading, ran: int) -> ToolAnswer:
         """An answer under another call's id: the first layer to write wraps it in a Command
         the layers outside cannot read (:func:`with_update`), so only its update stands. The
         outermost parts that only add an update write as one, every other part as a layer."""

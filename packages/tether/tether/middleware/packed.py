@@ -113,7 +113,10 @@ class Packing:
         return {**rest, PACKED: own}
 
     def command(self, result: Any) -> Any:
-        """A tool call's answer with its update packed (any other answer as it is)."""
+        """A tool call's answer with its update packed (each of a list's; any other answer as
+        it is)."""
+        if isinstance(result, list):
+            return [self.command(item) for item in result]
         if not isinstance(result, Command) or not isinstance(result.update, dict):
             return result
         update = self.update(result.update)

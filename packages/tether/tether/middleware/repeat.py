@@ -32,6 +32,7 @@ from tether.middleware.common import (
     MARK,
     NOTE_ID,
     TetherState,
+    ToolResponse,
     as_settings,
     counted,
     ending,
@@ -57,8 +58,6 @@ from tether.state import (
 from tether.tools.envelope import error_envelope
 from tether.tools.failures import describe, is_transient
 from tether.tools.marks import has_side_effects
-
-ToolResponse = ToolMessage | Command[Any]
 
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. It was not retried; "
