@@ -222,6 +222,12 @@ def test_persona_specs_and_files(tmp_path: Path) -> None:
     path.write_text('base = "loopy"\nheed = 0.2\n', encoding="utf-8")
     mine = persona_from_spec(f"{path};fix_rate=0.4")
     assert (mine.heed, mine.fix_rate, mine.stickiness) == (0.2, 0.4, 0.983)
+    assert mine.name == f"{path};fix_rate=0.4"
+    named = tmp_path / "named.json"
+    weights = {"premature_final": 5.0}
+    named.write_text(json.dumps({"name": "eager", "fault_weights": weights}), encoding="utf-8")
+    eager = persona_from_spec(str(named))
+    assert (eager.name, eager.fault_weights, eager.heed) == ("eager", weights, STRONG.heed)
     for bad, says in (
         ("strong;heed=2", "heed"),
         ("strong;loudness=1", "traits"),

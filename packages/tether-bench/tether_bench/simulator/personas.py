@@ -193,8 +193,9 @@ def _from_file(path: Path) -> Persona:
     if not isinstance(data, dict):
         raise ValueError(f"persona file {path} must hold a table of traits")
     start = persona(str(data.pop("base", "strong")))
+    name = str(data.pop("name", path.stem))
     try:
-        return start.with_overrides(**data, name=str(data.get("name", path.stem)))
+        return start.with_overrides(**data, name=name)
     except ValidationError as exc:
         raise ValueError(f"persona file {path}: {_first_error(exc)}") from None
 
