@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 11200
+MAX_CORE_LINES = 11300
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -57,7 +57,11 @@ middleware's second cost round added about 230, for CPU per step against plain c
 the tool hooks in three steps (an answer in place of the call, its failure, the update) run
 for every part in one layer around the call (middleware/layer.py), a run's fresh fields
 built only when a run starts, and the budget counting a request only when a bound on its
-tokens does not fit. The cap stays, so further growth is argued for here."""
+tokens does not fit. Closing the middleware's last gaps added about 60: a tool's answer
+given as a list (ToolNode takes one) read through its one message, and a write's transient
+failure replayed in place with the same arguments within ``tool_attempts``, as the loop
+retries it (a fourth tool step, the replay). The cap stays, so further growth is argued for
+here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once

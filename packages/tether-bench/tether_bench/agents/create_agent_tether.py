@@ -5,7 +5,8 @@ with :func:`tether.middleware.tether_middleware` added in the order docs/middlew
 the step and tool-call limits and ModelRetryMiddleware first, then LangChain's
 HumanInTheLoopMiddleware (so tether sees the calls the operator approved or edited), then
 tether's controls, with the recommended ToolRetryMiddleware placed inside them (a write's
-failure comes back as a result before the retry sees it: writes are never retried blind).
+failure comes back as a result before the retry sees it: writes are never retried blind;
+tether replays a write's transient failure in place, with the same arguments).
 
 tether's settings are built as the tether agent's are, from the harness (step cap, token
 budget, transient-retry policy) and the run's chat parameters (:func:`tether_settings`). The
@@ -82,5 +83,5 @@ class CreateAgentTetherAgent(CreateAgentAgent):
             agent=self.name,
             token_budget=settings.token_budget,
             token_budget_by="tether's TokenBudgetMiddleware",
-            retry_by="ToolRetryMiddleware on reads; tether replays a write",
+            retry_by="ToolRetryMiddleware on reads; tether replays a write in place",
         )

@@ -63,7 +63,8 @@ def tether_middleware(
     6. ``retries``: LangChain's ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``), placed
        here so that
     7. :class:`RepeatGuardMiddleware`, innermost, answers a write's failure with a result
-       before any retry sees it: a write is never retried blind.
+       before any retry sees it: a write is never retried blind (a transient failure is
+       replayed in place with the same arguments, within ``tool_attempts``).
 
     They come composed in one :class:`TetherMiddleware` (``create_agent`` adds a tracing
     span around each middleware's hooks on every call, which would cost more than the

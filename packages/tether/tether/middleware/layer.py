@@ -4,6 +4,7 @@ middleware at once, with the answer read once for all of them."""
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any, cast
@@ -65,9 +66,10 @@ class ToolReading:
 
 @signed
 class ToolSteps:
-    """A middleware whose tool hook is three steps: :meth:`tool_answer` (an answer in place of
-    the call), :meth:`tool_failed` (the handler's exception as an answer, or raised on), and
-    :meth:`tool_update` (what it writes beside the answer). Composed, several of them run
+    """A middleware whose tool hook is in steps: :meth:`tool_answer` (an answer in place of
+    the call), :meth:`tool_replay` (the call run again after an exception), :meth:`tool_failed`
+    (the exception as an answer, or raised on), and :meth:`tool_update` (what it writes
+    beside the answer). Composed, several of them run
     their steps around the call in one layer (:class:`ToolLayer`), as their hooks would
     nested, the first outermost: one reading of the answer, one Command, no layer each."""
 
@@ -76,6 +78,11 @@ class ToolSteps:
 
     def tool_answer(self, request: ToolCallRequest) -> ToolResponse | None:
         """The answer to a call that is not run; None to run it."""
+        return None
+
+    def tool_replay(self, request: ToolCallRequest, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before the call runs again in place, its ``attempt``-th run having
+        raised ``exc``; None to offer the exception to :meth:`tool_failed`."""
         return None
 
     def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
@@ -110,14 +117,16 @@ def _overrides(part: ToolSteps, step: str) -> bool:
 
 def only_updates(part: ToolSteps) -> bool:
     """The part's tool hook only adds an update, read from the answer alone."""
-    return not (part.timed or _overrides(part, "tool_answer") or _overrides(part, "tool_failed"))
+    steps = ("tool_answer", "tool_replay", "tool_failed")
+    return not (part.timed or any(_overrides(part, step) for step in steps))
 
 
 class ToolLayer:
     """``parts`` (the first outermost) as one layer around a tool call: each part's answer in
-    place of the call, outside in, until one answers; else the call, its exception offered
-    to each part, inside out; then each part's update, inside out (those of the parts inside
-    one that answered are not written: they never ran)."""
+    place of the call, outside in, until one answers; else the call, run again while a part
+    wants it replayed after an exception, then its exception offered to each part, inside
+    out; then each part's update, inside out (those of the parts inside one that answered
+    are not written: they never ran)."""
 
     def __init__(self, parts: Sequence[ToolSteps]) -> None:
         self.parts = tuple(parts)
@@ -126,6 +135,8 @@ class ToolLayer:
         )
         failing = [at for at, part in enumerate(parts) if _overrides(part, "tool_failed")]
         self.failing = tuple(reversed(failing))  # innermost first
+        replaying = [part for part in parts if _overrides(part, "tool_replay")]
+        self.replaying = tuple(reversed(replaying))  # innermost first
         grouped = 0  # the outermost parts that only add an update wrote theirs as one
         while grouped < len(parts) and only_updates(parts[grouped]):
             grouped += 1
@@ -134,13 +145,19 @@ class ToolLayer:
     def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolAnswer:
         started = time.perf_counter()
         ran, answer = self._answer(request)
-        if answer is None:
+        attempt = 0
+        while answer is None:
+            attempt += 1
             try:
                 answer = handler(request)
             except GraphBubbleUp:
                 raise
             except Exception as exc:
-                ran, answer = self._failed(request, exc)
+                delay = self._replay(request, exc, attempt)
+                if delay is None:
+                    ran, answer = self._failed(request, exc)
+                elif delay > 0:
+                    time.sleep(delay)
         return self._updated(request, answer, ran, started)
 
     async def awrap_tool_call(
@@ -148,13 +165,19 @@ class ToolLayer:
     ) -> ToolAnswer:
         started = time.perf_counter()
         ran, answer = self._answer(request)
-        if answer is None:
+        attempt = 0
+        while answer is None:
+            attempt += 1
             try:
                 answer = await handler(request)
             except GraphBubbleUp:
                 raise
             except Exception as exc:
-                ran, answer = self._failed(request, exc)
+                delay = self._replay(request, exc, attempt)
+                if delay is None:
+                    ran, answer = self._failed(request, exc)
+                elif delay > 0:
+                    await asyncio.sleep(delay)
         return self._updated(request, answer, ran, started)
 
     def _answer(self, request: ToolCallRequest) -> tuple[int, ToolAnswer | None]:
@@ -165,6 +188,16 @@ class ToolLayer:
             if answer is not None:
                 return at, answer
         return len(self.parts), None
+
+    def _replay(self, request: ToolCallRequest, exc: Exception, attempt: int) -> float | None:
+        """The pause before the call runs again, as the innermost part that wants it run
+        again says; None when none does. Only the call runs again: the parts' answers in
+        place of it were asked once (the state they read has not changed)."""
+        for part in self.replaying:
+            delay = part.tool_replay(request, exc, attempt)
+            if delay is not None:
+                return delay
+        return None
 
     def _failed(self, request: ToolCallRequest, exc: Exception) -> tuple[int, ToolAnswer]:
         """The answer the innermost part that takes the exception gives; how many parts,

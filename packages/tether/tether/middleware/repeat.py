@@ -1,13 +1,16 @@
 """The repeat guard: a call that already succeeded in the run is answered from its record with
 a note, not run again; proposed again after ``repeat_notes`` notes, the run ends
-``no_progress``. A write is never run again once it succeeded, and never retried blind: its
-failure comes back as a result (so a retry middleware outside this one never sees it), and
-one whose outcome is unknown stays open until a replay with the same arguments settles it.
+``no_progress``. A write is never run again once it succeeded, and never retried blind: a
+transient failure is replayed in place with the same arguments (the same idempotency key)
+within ``tool_attempts``, its failure comes back as a result (so a retry middleware outside
+this one never sees it), and one whose outcome is still unknown stays open until a replay
+with the same arguments settles it.
 """
 
 from __future__ import annotations
 
 import json
+import random
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
@@ -60,8 +63,8 @@ from tether.tools.failures import describe, is_transient
 from tether.tools.marks import has_side_effects
 
 UNKNOWN_OUTCOME = (
-    " Its outcome is unknown: it may have taken effect before it failed. It was not retried; "
-    "calling it again with the same arguments settles it."
+    " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
+    "with the same arguments settles it."
 )
 
 
@@ -88,13 +91,16 @@ class RepeatGuardMiddleware(
     failed on its last two runs is refused, and a repeat after ``repeat_notes`` notes ends
     the run ``no_progress`` before the next model call.
 
-    Place it after (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes
-    back from here as an error result, so the retry middleware retries reads only.
+    A write that fails transiently is run again in place with the same arguments, within
+    ``tool_attempts`` and after the loop's backoff, as the loop retries it. Place it after
+    (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes back from here
+    as an error result, so the retry middleware retries reads only.
 
     Hooks: ``wrap_model_call`` (counts the run's steps; ends the run on a pending stop;
     adds the replay of a write of unknown outcome after an answer), ``wrap_tool_call``: no
     graph node of its own. State: the run's calls, the write of unknown outcome and whether
-    it was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``.
+    it was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``,
+    ``tool_attempts``, ``retry_base_delay``, ``retry_max_delay``.
     """
 
     state_schema = RepeatGuardState  # type: ignore[assignment]
@@ -102,6 +108,7 @@ class RepeatGuardMiddleware(
     def __init__(self, settings: AgentSettings | None = None) -> None:
         super().__init__()
         self.settings = as_settings(settings)
+        self._rng = random.Random()  # the jitter of a write's replay in place
 
     def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts."""
@@ -211,16 +218,25 @@ class RepeatGuardMiddleware(
 
     # --- after the call: its record -------------------------------------------------------
 
+    def tool_replay(self, request: ToolCallRequest, exc: Exception, attempt: int) -> float | None:
+        """A write that failed transiently runs again in place, the same call, while
+        ``tool_attempts`` allow, after the loop's backoff: side-effecting tools are idempotent
+        per run (the same arguments carry the same key), so the replay settles what the
+        failure left unknown, as the loop's own retry does. A read's exception is left to a
+        retry middleware outside this one."""
+        if request.tool is None or not has_side_effects(request.tool):
+            return None
+        if not policy.wants_retry(_failure(exc), None, attempt, self.settings):
+            return None
+        return policy.backoff_delay(attempt, self.settings, self._rng)
+
     def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
         """A write's exception as its result (a read's propagates, for a retry middleware):
-        a transient one leaves the outcome unknown."""
+        a transient one, once its replays in place are spent, leaves the outcome unknown."""
         if request.tool is None or not has_side_effects(request.tool):
             raise exc
-        transient = is_transient(exc)
-        message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
-        result = error_envelope(message, error_type="transient" if transient else "tool_error")
         return ToolMessage(
-            content=_dump(result),
+            content=_dump(_failure(exc)),
             tool_call_id=request.tool_call["id"],
             name=request.tool_call["name"],
             status="error",
@@ -238,6 +254,13 @@ class RepeatGuardMiddleware(
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
+
+
+def _failure(exc: Exception) -> ToolResult:
+    """A write's exception as the loop records it; a transient one leaves its outcome unknown."""
+    transient = is_transient(exc)
+    message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
+    return error_envelope(message, error_type="transient" if transient else "tool_error")
 
 
 def _named(proposal: Proposal) -> str:
