@@ -238,6 +238,17 @@ def test_persona_specs_and_files(tmp_path: Path) -> None:
             persona_from_spec(bad)
 
 
+def test_the_shipped_persona_grid_loads_and_each_file_changes_its_base() -> None:
+    """benchmarks/personas/ holds the persona settings the README's grid reports."""
+    files = sorted((Path(__file__).parents[2] / "benchmarks" / "personas").glob("*.toml"))
+    assert len(files) >= 9
+    for path in files:
+        loaded = persona_from_spec(str(path))
+        assert loaded.name == path.stem
+        changed = loaded.model_dump(exclude={"name"}) != STRONG.model_dump(exclude={"name"})
+        assert changed and path.read_text(encoding="utf-8").startswith("# "), path.name
+
+
 def test_every_trait_is_a_probability() -> None:
     for field, info in Persona.model_fields.items():
         if field in ("name", "fault_weights"):
