@@ -797,6 +797,44 @@ def test_a_replay_that_leaves_the_outcome_unknown_fails_the_run() -> None:
     assert "the outcome of pay_order" in out["tether_reason"]
 
 
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("order", ["ORD-TIMEOUT", "ORD-DOWN"])
+def test_a_stop_comes_after_a_write_of_unknown_outcome_is_replayed(mode: str, order: str) -> None:
+    """The breaker opens with a payment's outcome unknown: tether replays it first, as the
+    loop does. Settled, the run goes on (the replay broke the failures' streak); still
+    unknown, the run ends at the breaker, takes no answer and says why."""
+    settings = AgentSettings(breaker_failures=1, tool_attempts=1)
+    replies = [
+        call("pay_order", 1, order_id=order),
+        call("fetch", 2, url="https://x/receipt"),
+        "Paid: PAY-1.",
+    ]
+    agent, model = agent_with(replies, [pay_order, fetch], tether_middleware(settings))
+    out = run(agent, ask(f"Pay order {order}"), mode)
+    replay = out["messages"][5]
+    assert isinstance(replay, AIMessage) and str(replay.id).startswith("tether-note-replay-")
+    assert replay.tool_calls[0]["args"] == {"order_id": order} and runs["pay_order"] == 2
+    if order == "ORD-TIMEOUT":
+        assert out.get("tether_status") is None and answer_of(out) == "Paid: PAY-1."
+        assert "tools" in model.calls[-1].kwargs
+        return
+    assert out["tether_status"] == "failed" and answer_of(out) is None
+    assert out["tether_reason"].startswith("circuit breaker: 3 consecutive failed steps")
+    assert "the outcome of pay_order" in out["tether_reason"]
+    assert "Paid: PAY-1." not in out["messages"][-1].text  # an answer given blind is not taken
+
+
+def test_a_stop_with_no_last_answer_names_the_write_left_unknown() -> None:
+    settings = AgentSettings(breaker_failures=1, tool_attempts=1, cap_answer=False)
+    replies = [call("pay_order", 1, order_id="ORD-DOWN"), call("fetch", 2, url="https://x/r")]
+    agent, model = agent_with(replies, [pay_order, fetch], tether_middleware(settings))
+    out = agent.invoke(ask("Pay order ORD-DOWN"))
+    assert runs["pay_order"] == 2 and len(model.calls) == 2  # the replay made no model call
+    assert out["tether_status"] == "failed"
+    assert out["tether_reason"].startswith("circuit breaker: 3 consecutive failed steps")
+    assert out["tether_reason"].endswith("a replay with the same arguments settles it")
+
+
 def test_a_run_resumed_after_a_crash_keeps_its_record_and_pays_once() -> None:
     """The middleware's fields are checkpointed: a run that died between steps and resumes
     from its checkpoint still knows the payment went through."""

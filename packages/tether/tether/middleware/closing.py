@@ -7,29 +7,34 @@ not called, and tether's stop message ends the run (a reply with no tool calls, 
 ends as it does on an answer).
 
 The outermost tether wrapper that finds a stop acts on it; the wrappers inside see the
-request closed (and pass it on), or are never called.
+request closed (and pass it on), or are never called. A stop while a write's outcome is
+unknown (the repeat guard's record) comes after the write is replayed with the same
+arguments, once, in place of the call, as in the loop; a stop that still leaves it unknown
+says so in its reason, and takes no answer at a cap.
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import Any, cast
 
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, ToolCall
 from langgraph.types import Command
 
-from tether.decisions import notes
+from tether.decisions import notes, side_effects
 from tether.middleware.common import (
     CAP_NOTE,
     CLOSING,
+    NOTE_ID,
     STOP_ID,
     ending,
     responded,
     stop_message,
 )
 from tether.settings import AgentSettings
-from tether.state import Verdict
+from tether.state import Proposal, Verdict
 
 
 def is_closed(request: ModelRequest[Any]) -> bool:
@@ -54,11 +59,12 @@ def closed(request: ModelRequest[Any], verdict: Verdict) -> ModelRequest[Any]:
 
 
 def answered(
-    response: ModelResponse[Any], verdict: Verdict
+    response: ModelResponse[Any], verdict: Verdict, unresolved: Proposal | None = None
 ) -> tuple[ModelResponse[Any], dict[str, Any]]:
     """The last answer as the run's final message (any tool call it still makes is dropped:
     the run ends here), and the status and reason it ends with. A stop message means the
-    call was not made (a wrapper inside found no room for it): its ending stands."""
+    call was not made (a wrapper inside found no room for it): its ending stands. While a
+    write's outcome is still ``unresolved``, the answer is not taken (it cannot know it)."""
     messages = list(response.result)
     replies = [i for i, m in enumerate(messages) if isinstance(m, AIMessage)]
     reply = cast(AIMessage, messages[replies[-1]]) if replies else None
@@ -71,25 +77,44 @@ def answered(
             update={"tool_calls": [], "invalid_tool_calls": [], "additional_kwargs": kwargs}
         )
         status = verdict["status"]
-        messages[replies[-1]] = ending(plain, status) if answer else stop_message(status)
+        taken = answer and unresolved is None
+        messages[replies[-1]] = ending(plain, status) if taken else stop_message(status)
     got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
     reason = f"{verdict['reason']}; {got}" + ("" if answer else ", the reply gave none")
+    reason += side_effects.unknown_outcome_note(unresolved)
     update = {"tether_status": verdict["status"], "tether_reason": reason}
     return ModelResponse(result=messages, structured_response=response.structured_response), update
 
 
 def stopped(
-    verdict: Verdict, update: dict[str, Any], *, unasked: bool = False
+    verdict: Verdict,
+    update: dict[str, Any],
+    *,
+    unasked: bool = False,
+    unresolved: Proposal | None = None,
 ) -> ExtendedModelResponse[Any]:
     """The model is not called: the run ends on ``verdict`` with tether's stop message.
     ``unasked``: at a cap whose last answer's call does not fit either. ``update``: the
-    wrapper's own (a new run's fields)."""
+    wrapper's own (a new run's fields). ``unresolved``: a write whose outcome is unknown."""
     reason = verdict["reason"] + ("; no room left to ask for an answer" if unasked else "")
+    reason += side_effects.unknown_outcome_note(unresolved)
     ends = {"tether_status": verdict["status"], "tether_reason": reason}
     return ExtendedModelResponse(
         model_response=ModelResponse(result=[stop_message(verdict["status"])]),
         command=Command(update={**update, **ends}),
     )
+
+
+def replay_call(unresolved: Proposal) -> AIMessage:
+    """The call that settles a write of unknown outcome: the same tool and arguments."""
+    key = uuid.uuid4().hex
+    call: ToolCall = {
+        "name": unresolved.get("tool", ""),
+        "args": dict(unresolved.get("arguments", {})),
+        "id": f"tether-replay-{key}",
+        "type": "tool_call",
+    }
+    return AIMessage("", tool_calls=[call], id=f"{NOTE_ID}replay-{key}")
 
 
 @dataclass
@@ -103,19 +128,34 @@ class Plan:
     unasked: bool = False
 
     def stopped(self, update: dict[str, Any]) -> ExtendedModelResponse[Any] | None:
-        """The reply that replaces the call, if it is not made."""
+        """The reply that replaces the call, if it is not made: before a stop (or the last
+        answer's call) while a write's outcome is unknown, that write's replay, once
+        (:func:`tether.decisions.side_effects.must_resolve_first`); else the stop."""
+        state: Any = self.request.state
+        unresolved, resolving = self.unresolved(), bool(state.get("tether_resolving"))
+        if side_effects.must_resolve_first(self.stop or self.closing, unresolved, resolving):
+            assert unresolved is not None
+            replay = ModelResponse(result=[replay_call(unresolved)])
+            command: Command[Any] = Command(update={**update, "tether_resolving": True})
+            return ExtendedModelResponse(model_response=replay, command=command)
         if self.stop is None:
             return None
-        return stopped(self.stop, update, unasked=self.unasked)
+        return stopped(self.stop, update, unasked=self.unasked, unresolved=unresolved)
 
     def finish(
         self, response: ModelResponse[Any], update: dict[str, Any]
     ) -> ExtendedModelResponse[Any] | ModelResponse[Any]:
         """The response with this wrapper's update (and the cap's ending, if it closed)."""
         if self.closing is not None:
-            response, ends = answered(response, self.closing)
+            response, ends = answered(response, self.closing, self.unresolved())
             update = {**update, **ends}
         return responded(response, update)
+
+    def unresolved(self) -> Proposal | None:
+        """The write whose outcome is unknown, as the repeat guard recorded it (None when
+        there is none, or no repeat guard)."""
+        state: Any = self.request.state
+        return state.get("tether_unresolved")
 
 
 def plan_call(request: ModelRequest[Any], verdict: Verdict | None, settings: AgentSettings) -> Plan:

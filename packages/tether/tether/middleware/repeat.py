@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import random
-import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -24,16 +23,15 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
-from langchain_core.messages import AIMessage, ToolCall, ToolMessage
+from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
 
 from tether.decisions import notes, policy, side_effects, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
-from tether.middleware.closing import Plan, is_closed, plan_call
+from tether.middleware.closing import Plan, is_closed, plan_call, replay_call
 from tether.middleware.common import (
     MARK,
-    NOTE_ID,
     TetherState,
     ToolResponse,
     as_settings,
@@ -165,7 +163,7 @@ class RepeatGuardMiddleware(
         if side_effects.must_resolve_first(
             answered, unresolved, bool(view.get("tether_resolving"))
         ):
-            result.append(_replay(unresolved))
+            result.append(replay_call(unresolved))
             update = {**update, "tether_resolving": True}
         else:
             verdict = side_effects.settled_verdict(answered, unresolved)
@@ -272,18 +270,6 @@ def _named(proposal: Proposal) -> str:
 def _view(state: Any) -> Any:
     """The part of the loop's state the gate reads, from this middleware's fields."""
     return {"calls": state.get("tether_calls") or {}, "unresolved": state.get("tether_unresolved")}
-
-
-def _replay(unresolved: Proposal) -> AIMessage:
-    """The call that settles a write of unknown outcome: the same tool and arguments."""
-    key = uuid.uuid4().hex
-    call: ToolCall = {
-        "name": unresolved.get("tool", ""),
-        "args": dict(unresolved.get("arguments", {})),
-        "id": f"tether-replay-{key}",
-        "type": "tool_call",
-    }
-    return AIMessage("", tool_calls=[call], id=f"{NOTE_ID}replay-{key}")
 
 
 def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
