@@ -231,8 +231,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--runs", type=int, default=Shape.runs, help="runs at once")
     parser.add_argument("--steps", type=int, default=Shape.steps, help="steps per run")
+    parser.add_argument(
+        "--latency", type=float, default=Shape.latency, help="seconds each model call waits"
+    )
     args = parser.parse_args()
-    shape = Shape(runs=args.runs, steps=args.steps)
+    shape = Shape(runs=args.runs, steps=args.steps, latency=args.latency)
     print(json.dumps(concurrency(args.repeats, shape), indent=2))
 
 

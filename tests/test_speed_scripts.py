@@ -31,12 +31,14 @@ def script(name: str, *args: str) -> dict:
 
 
 def test_concurrent_runs_of_every_agent_overlap_their_model_waits() -> None:
-    report = script("concurrency.py", "--repeats", "1", "--runs", "4", "--steps", "2")
+    shape = ("--runs", "4", "--steps", "2", "--latency", "0.2")
+    report = script("concurrency.py", "--repeats", "1", *shape)
     agents = {"tether (native)", "create_agent", "bare langgraph loop", "langgraph alone"}
     assert agents <= set(report)
     for agent in agents:
-        # 4 runs of two 50 ms waits: one after another they'd take 4x one run's time, so an
-        # overlap near 1 would mean a node blocks the event loop.
+        # 4 runs of two 200 ms waits: one after another they'd take 4x one run's time, so an
+        # overlap near 1 would mean a node blocks the event loop. The wait is long enough
+        # that a loaded machine's slower steps still leave the overlap well above 2.
         assert report[agent]["overlap"] > 2, (agent, report[agent])
 
 
