@@ -222,7 +222,7 @@ def test_persona_specs_and_files(tmp_path: Path) -> None:
     path.write_text('base = "loopy"\nheed = 0.2\n', encoding="utf-8")
     mine = persona_from_spec(f"{path};fix_rate=0.4")
     assert (mine.heed, mine.fix_rate, mine.stickiness) == (0.2, 0.4, 0.983)
-    assert mine.name == f"{path};fix_rate=0.4"
+    assert mine.name == "mine;fix_rate=0.4"
     named = tmp_path / "named.json"
     weights = {"premature_final": 5.0}
     named.write_text(json.dumps({"name": "eager", "fault_weights": weights}), encoding="utf-8")
@@ -247,6 +247,20 @@ def test_the_shipped_persona_grid_loads_and_each_file_changes_its_base() -> None
         assert loaded.name == path.stem
         changed = loaded.model_dump(exclude={"name"}) != STRONG.model_dump(exclude={"name"})
         assert changed and path.read_text(encoding="utf-8").startswith("# "), path.name
+
+
+def test_a_persona_file_is_reported_by_its_name_and_a_spec_as_written(tmp_path: Path) -> None:
+    from tether_bench.suite_report import label, slug
+
+    named = tmp_path / "any file.json"
+    named.write_text(json.dumps({"name": "eager", "heed": 0.1}), encoding="utf-8")
+    assert (label(str(named)), slug(str(named))) == ("eager", "eager")
+    unnamed = tmp_path / "calm.toml"
+    unnamed.write_text("heed = 0.2\n", encoding="utf-8")
+    assert slug(f"{unnamed};stickiness=0.5") == "calm_stickiness-0.5"
+    assert slug(str(unnamed)) == "calm"
+    assert slug("strong;heed=0.5") == "strong_heed-0.5"
+    assert label("not a persona") == "not a persona"
 
 
 def test_every_trait_is_a_probability() -> None:

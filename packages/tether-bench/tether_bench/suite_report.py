@@ -23,6 +23,7 @@ from tether_bench.paired import paired, pass_k_over_seeds
 from tether_bench.records import RunRecord
 from tether_bench.report import write_report
 from tether_bench.runner import BenchResult
+from tether_bench.simulator.personas import persona_from_spec
 from tether_bench.suite import SuiteResult
 from tether_bench.tables import pct, rate, spread, table
 
@@ -93,8 +94,18 @@ def by_key(suite: SuiteResult, key: str) -> str:
 
 
 def slug(spec: str) -> str:
-    """A persona spec as a directory name (``strong;heed=0.5`` -> ``strong_heed-0.5``)."""
-    return re.sub(r"[^\w.-]+", "_", spec.replace("=", "-")).strip("_") or "persona"
+    """A persona spec as a directory name (``strong;heed=0.5`` -> ``strong_heed-0.5``; a
+    file by the persona's own name, not its path)."""
+    return re.sub(r"[^\w.-]+", "_", label(spec).replace("=", "-")).strip("_") or "persona"
+
+
+def label(spec: str) -> str:
+    """A persona spec as the report names it: the persona's name (a file's own ``name``, or
+    its stem), which for a spec with overrides is the spec itself."""
+    try:
+        return persona_from_spec(spec).name
+    except ValueError:  # not a persona of the simulator's: shown as given
+        return spec
 
 
 def by_persona(suite: SuiteResult) -> str:
@@ -106,7 +117,7 @@ def by_persona(suite: SuiteResult) -> str:
         for agent in suite.options.agents:
             rates = [r.metrics[agent].success_rate for r in results if agent in r.metrics]
             cells.append(spread(rates) if rates else "-")
-        rows.append([persona, *cells])
+        rows.append([label(persona), *cells])
     return table(["Persona", *suite.options.agents], rows)
 
 

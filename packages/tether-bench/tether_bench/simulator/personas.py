@@ -168,7 +168,8 @@ def persona(name: str) -> Persona:
 def persona_from_spec(spec: str) -> Persona:
     """A persona from ``base[;key=value...]``: ``base`` names a persona or a .json/.toml file
     of Persona fields (a file may name its own ``base`` persona to start from); each
-    ``key=value`` overrides one trait. The result is named by the whole spec."""
+    ``key=value`` overrides one trait. The result is named by its base's name and the
+    overrides (``mine;heed=0.5`` for ``path/to/mine.toml;heed=0.5``)."""
     base, *pairs = [part.strip() for part in spec.split(SPEC_SEPARATOR)]
     chosen = _from_file(Path(base)) if base.endswith((".json", ".toml")) else persona(base)
     overrides: dict[str, Any] = {}
@@ -179,7 +180,8 @@ def persona_from_spec(spec: str) -> Persona:
             raise ValueError(f"persona override {pair!r} is not trait=value; traits: {traits}")
         overrides[key.strip()] = json.loads(value) if value.strip()[:1] in "{[" else value
     try:
-        return chosen.with_overrides(**overrides, name=spec if pairs else chosen.name)
+        name = SPEC_SEPARATOR.join([chosen.name, *pairs])
+        return chosen.with_overrides(**overrides, name=name)
     except ValidationError as exc:
         raise ValueError(f"persona {spec!r}: {_first_error(exc)}") from None
 
