@@ -878,14 +878,18 @@ def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyP
 
 def test_each_middleware_calls_the_core_modules_not_copies() -> None:
     import tether.middleware.budget as budget
+    import tether.middleware.closing as closing
     import tether.middleware.final as final
     import tether.middleware.repeat as repeat
     import tether.middleware.steps as steps
 
     uses = {
         budget: ["policy.before_call"],
+        closing: ["side_effects.must_resolve_first", "side_effects.unknown_outcome_note"],
         repeat: [
             "policy.gate",
+            "policy.wants_retry",
+            "policy.backoff_delay",
             "stops.recall_hint",
             "side_effects.unresolved_after",
             "side_effects.must_resolve_first",
