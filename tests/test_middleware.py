@@ -835,6 +835,42 @@ def test_a_stop_with_no_last_answer_names_the_write_left_unknown() -> None:
     assert out["tether_reason"].endswith("a replay with the same arguments settles it")
 
 
+def twins(name: str, **args: Any) -> AIMessage:
+    """One reply that makes the same call twice, in parallel, and another call between."""
+    calls = [
+        {"name": name, "args": args, "id": "twin-1"},
+        {"name": "lookup_order", "args": {"order_id": "ORD-2024-002"}, "id": "other"},
+        {"name": name, "args": args, "id": "twin-2"},
+    ]
+    return AIMessage("", tool_calls=calls)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_same_call_twice_in_one_reply_runs_once(mode: str) -> None:
+    replies = [twins("pay_order", order_id="ORD-2024-001"), "Paid: PAY-1."]
+    agent, _ = agent_with(replies, [pay_order, lookup_order], tether_middleware())
+    out = run(agent, ask("Pay order ORD-2024-001"), mode)
+    assert runs["pay_order"] == 1 and runs["lookup_order"] == 1
+    answers = {m.tool_call_id: m for m in out["messages"] if isinstance(m, ToolMessage)}
+    assert "PAY-1" in answers["twin-1"].text and answers["twin-1"].status == "success"
+    assert "was already called in this step" in answers["twin-2"].text
+    assert answers["twin-2"].status == "error"
+    assert out["tether_tool_stats"]["pay_order"]["usage_count"] == 1
+    assert answer_of(out) == "Paid: PAY-1." and out.get("tether_status") is None
+
+
+def test_the_same_tool_with_other_arguments_in_one_reply_runs_each() -> None:
+    calls = [
+        {"name": "lookup_order", "args": {"order_id": f"ORD-2024-00{i}"}, "id": f"c{i}"}
+        for i in (1, 2)
+    ]
+    agent, _ = agent_with(
+        [AIMessage("", tool_calls=calls), "Both paid."], [lookup_order], tether_middleware()
+    )
+    out = agent.invoke(ask("Check orders ORD-2024-001 and ORD-2024-002"))
+    assert runs["lookup_order"] == 2 and answer_of(out) == "Both paid."
+
+
 def test_a_run_resumed_after_a_crash_keeps_its_record_and_pays_once() -> None:
     """The middleware's fields are checkpointed: a run that died between steps and resumes
     from its checkpoint still knows the payment went through."""

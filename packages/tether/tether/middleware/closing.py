@@ -131,9 +131,12 @@ class Plan:
         """The reply that replaces the call, if it is not made: before a stop (or the last
         answer's call) while a write's outcome is unknown, that write's replay, once
         (:func:`tether.decisions.side_effects.must_resolve_first`); else the stop."""
+        verdict = self.stop or self.closing
+        if verdict is None:
+            return None
         state: Any = self.request.state
         unresolved, resolving = self.unresolved(), bool(state.get("tether_resolving"))
-        if side_effects.must_resolve_first(self.stop or self.closing, unresolved, resolving):
+        if side_effects.must_resolve_first(verdict, unresolved, resolving):
             assert unresolved is not None
             replay = ModelResponse(result=[replay_call(unresolved)])
             command: Command[Any] = Command(update={**update, "tether_resolving": True})

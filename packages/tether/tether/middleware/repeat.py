@@ -29,6 +29,7 @@ from langgraph.types import Command, Overwrite
 
 from tether.decisions import notes, policy, side_effects, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
+from tether.llm.parsing import call_fingerprint
 from tether.middleware.closing import Plan, is_closed, plan_call, replay_call
 from tether.middleware.common import (
     MARK,
@@ -60,6 +61,8 @@ from tether.tools.envelope import error_envelope
 from tether.tools.failures import describe, is_transient
 from tether.tools.marks import has_side_effects
 
+TWIN = "was already called in this step"
+"""Why a call is refused when the same reply made it earlier."""
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
@@ -179,8 +182,11 @@ class RepeatGuardMiddleware(
     def decide(self, request: ToolCallRequest) -> GateDecision:
         """The gate's decision on the call. Approval is the business of LangChain's
         HumanInTheLoopMiddleware, so ``approve`` runs; a write that already succeeded is
-        answered from its record whatever the settings."""
+        answered from its record whatever the settings; a call the same reply made earlier,
+        tool and arguments alike, is refused (it runs once, as one call a step in the loop)."""
         view, proposal = _view(request.state), proposal_of(request)
+        if _earlier_twin(request, proposal["fingerprint"]):
+            return GateDecision("refuse", TWIN)
         decided = policy.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
             return decided
@@ -259,6 +265,26 @@ def _failure(exc: Exception) -> ToolResult:
     transient = is_transient(exc)
     message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
     return error_envelope(message, error_type="transient" if transient else "tool_error")
+
+
+def _earlier_twin(request: ToolCallRequest, fingerprint: str) -> bool:
+    """The reply that made this call made the same call earlier (the same tool and the
+    arguments the tool receives): parallel calls all run before any records its outcome."""
+    call_id, messages = request.tool_call["id"], request.state.get("messages") or []
+    for message in reversed(messages):
+        if not isinstance(message, AIMessage) or not message.tool_calls:
+            continue
+        ids = [call["id"] for call in message.tool_calls]
+        if call_id not in ids:
+            continue
+        earlier = message.tool_calls[: ids.index(call_id)]
+        name = request.tool_call["name"]
+        return any(
+            call["name"] == name
+            and call_fingerprint(request.tool, name, dict(call.get("args") or {})) == fingerprint
+            for call in earlier
+        )
+    return False
 
 
 def _named(proposal: Proposal) -> str:
