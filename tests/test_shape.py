@@ -24,7 +24,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-bench": "tether_bench",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 11300
+MAX_CORE_LINES = 11400
 """The one-house issue held the core to about 7,000 lines; the reliability round added about
 360: its fixes (unknown outcomes that survive a rejection, answers a run can save,
 exactly-once trace events, the small-model limits in tether's own gate, usage counted when
@@ -60,8 +60,9 @@ built only when a run starts, and the budget counting a request only when a boun
 tokens does not fit. Closing the middleware's last gaps added about 60: a tool's answer
 given as a list (ToolNode takes one) read through its one message, and a write's transient
 failure replayed in place with the same arguments within ``tool_attempts``, as the loop
-retries it (a fourth tool step, the replay). The cap stays, so further growth is argued for
-here."""
+retries it (a fourth tool step, the replay); then about 60 more for the replay of a write of
+unknown outcome before any stop (in the one shared stop step), and the refusal of the same
+call made twice in one reply. The cap stays, so further growth is argued for here."""
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
 # Temporary exceptions, each with its reason; test_each_exception_is_still_needed fails once
