@@ -153,11 +153,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
     def request_tokens(self, request: ModelRequest[Any]) -> int:
         """The request's prompt as tether counts one: each message (tool calls' arguments
         included) and the tool schemas' JSON."""
-        messages: list[BaseMessage] = list(request.messages)
-        if request.system_message is not None:
-            messages.insert(0, request.system_message)
-        overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return self.messages_tokens(messages) + self.schemas_tokens(request.tools) + overhead
+        return self._prompt(request, self.messages_tokens)
 
     def schemas_tokens(self, tools: list[BaseTool | dict[str, Any]]) -> int:
         """The tool schemas' tokens, kept for the last list of tools (the same tools are
@@ -175,11 +171,18 @@ class TokenBudgetMiddleware(AgentMiddleware[TokenBudgetState[ResponseT], Context
         its UTF-8 bytes bound them. None with another counter (no such bound)."""
         if type(self.counter) is not TiktokenCounter:
             return None
+        return self._prompt(request, self._messages_bound)
+
+    def _prompt(
+        self, request: ModelRequest[Any], messages_by: Callable[[list[BaseMessage]], int]
+    ) -> int:
+        """The request's prompt: its messages (the system message first) by ``messages_by``,
+        the tool schemas' tokens, and the tools' overhead."""
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return self._messages_bound(messages) + self.schemas_tokens(request.tools) + overhead
+        return messages_by(messages) + self.schemas_tokens(request.tools) + overhead
 
     def _messages_bound(self, messages: list[BaseMessage]) -> int:
         """The messages' bound, kept on from the last request's as their count is."""
