@@ -191,8 +191,7 @@ class RepeatGuardMiddleware(
         if decided.gate not in ("run", "approve"):
             return decided
         record = view["calls"].get(call_key(proposal["fingerprint"]))
-        written = request.tool is not None and has_side_effects(request.tool)
-        if written and record is not None and record["outcomes"][-1:] == ["success"]:
+        if _writes(request) and record is not None and record["outcomes"][-1:] == ["success"]:
             return GateDecision("recall")
         return GateDecision("run")
 
@@ -228,7 +227,7 @@ class RepeatGuardMiddleware(
         per run (the same arguments carry the same key), so the replay settles what the
         failure left unknown, as the loop's own retry does. A read's exception is left to a
         retry middleware outside this one."""
-        if request.tool is None or not has_side_effects(request.tool):
+        if not _writes(request):
             return None
         if not policy.wants_retry(_failure(exc), None, attempt, self.settings):
             return None
@@ -237,7 +236,7 @@ class RepeatGuardMiddleware(
     def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
         """A write's exception as its result (a read's propagates, for a retry middleware):
         a transient one, once its replays in place are spent, leaves the outcome unknown."""
-        if request.tool is None or not has_side_effects(request.tool):
+        if not _writes(request):
             raise exc
         return ToolMessage(
             content=_dump(_failure(exc)),
@@ -253,11 +252,15 @@ class RepeatGuardMiddleware(
         record = reading.record(self.settings)
         update: dict[str, Any] = {"tether_calls": _events(record, outcome)}
         view, proposal = _view(request.state), proposal_of(request)
-        writes = request.tool is not None and has_side_effects(request.tool)
-        unresolved = side_effects.unresolved_after(view, proposal, record, writes)
+        unresolved = side_effects.unresolved_after(view, proposal, record, _writes(request))
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
+
+
+def _writes(request: ToolCallRequest) -> bool:
+    """The call is to a registered side-effecting tool."""
+    return request.tool is not None and has_side_effects(request.tool)
 
 
 def _failure(exc: Exception) -> ToolResult:
