@@ -101,7 +101,7 @@ def slug(spec: str) -> str:
 
 def label(spec: str) -> str:
     """A persona spec as the report names it: the persona's name (a file's own ``name``, or
-    its stem), which for a spec with overrides is the spec itself."""
+    its stem), followed by the spec's overrides (``mine;heed=0.5``)."""
     try:
         return persona_from_spec(spec).name
     except ValueError:  # not a persona of the simulator's: shown as given

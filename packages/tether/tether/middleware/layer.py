@@ -1,6 +1,6 @@
 """A tool call's hooks as one layer: the steps tether's middleware take around a call (an
-answer in place of it, its failure, what each writes beside its answer), run for several
-middleware at once, with the answer read once for all of them."""
+answer in place of it, its replay after an exception, its failure, what each writes beside
+its answer), run for several middleware at once, with the answer read once for all of them."""
 
 from __future__ import annotations
 
@@ -69,9 +69,9 @@ class ToolSteps:
     """A middleware whose tool hook is in steps: :meth:`tool_answer` (an answer in place of
     the call), :meth:`tool_replay` (the call run again after an exception), :meth:`tool_failed`
     (the exception as an answer, or raised on), and :meth:`tool_update` (what it writes
-    beside the answer). Composed, several of them run
-    their steps around the call in one layer (:class:`ToolLayer`), as their hooks would
-    nested, the first outermost: one reading of the answer, one Command, no layer each."""
+    beside the answer). Composed, several of them run their steps around the call in one
+    layer (:class:`ToolLayer`), as their hooks would nested, the first outermost: one reading
+    of the answer, one Command, no layer each."""
 
     timed = False
     """Its update reads the clock (the call's latency since :attr:`ToolReading.started`)."""
