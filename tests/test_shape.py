@@ -46,8 +46,8 @@ tool call is read once for every control, and a message counted once per run. Lo
 before answering (an offer with no final answer while nothing has run, in the schema and as
 tool_choice) and the small-model view of a result (its data alone) added about 60. The
 middleware's cost round added about 240: its parts' own private fields kept in one state
-channel (middleware/packed.py, about 120), since LangGraph copies every channel at each
-branch it takes; what the middleware keep to do less per call
+channel (middleware/packed.py, about 120, since removed: a CPU saving no model step would
+show); what the middleware keep to do less per call
 (middleware/kept.py, about 100: reducers that keep their last result, since each write is
 applied twice, channels copied as they are, the hooks' signatures for the tracing span); a
 prompt counted on from the last request's; and the loop's registered-tool mark. The

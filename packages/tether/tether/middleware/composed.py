@@ -5,14 +5,14 @@ tracing span of its own, on every call: six middleware cost six spans per model 
 five per tool call, more CPU than the controls themselves. :class:`TetherMiddleware` runs
 its parts' hooks nested in list order (the first part is the outermost), exactly as
 ``create_agent`` would, inside one span: each part's own code, under one layer. The parts'
-own private fields are kept in one state channel (:mod:`tether.middleware.packed`).
+fields stay channels of their own, as each part declares them.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, get_type_hints
+from typing import Any, TypedDict, cast, get_type_hints
 
 from langchain.agents.middleware.types import (
     AgentMiddleware,
@@ -28,14 +28,11 @@ from langgraph.types import Command
 
 from tether.middleware.common import (
     AsyncToolHandler,
-    RequestT,
     ToolHandler,
     ToolResponse,
-    replaced,
 )
 from tether.middleware.kept import signed
 from tether.middleware.layer import ToolLayer, ToolSteps
-from tether.middleware.packed import Packing
 
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
@@ -58,7 +55,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
     """``parts`` (tether middleware with wrap hooks only) run as one middleware: model calls
     through each part's ``wrap_model_call`` (or ``awrap_model_call``), the first part
     outermost, tool calls through each part's ``wrap_tool_call``; the state schema is the
-    union of the parts', their own private fields packed in one channel. A part's state
+    union of the parts'. A part's state
     update is written as ``create_agent`` writes it: those of the layers inside a part that
     called its handler again are the last call's.
     """
@@ -73,9 +70,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
             if hooks or getattr(part, "tools", None):
                 raise ValueError(f"{part.name} has hooks a composed part cannot run: {hooks}")
         self.parts = list(parts)
-        hints = merged_hints(parts)
-        self.packing = Packing(hints)
-        self.state_schema = self.packing.schema("TetherMiddlewareState", hints)
+        self.state_schema = cast(type, TypedDict("TetherMiddlewareState", merged_hints(parts)))  # type: ignore[operator]
         self._model = [p for p in parts if _overrides(p, "wrap_model_call")]
         self._amodel = [p for p in parts if _overrides(p, "awrap_model_call")]
         self._tool = _layers([p for p in parts if _overrides(p, "wrap_tool_call")])
@@ -93,7 +88,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         for part in reversed(self._model):
             run = functools.partial(_model_layer, part, run)
         updates: list[dict[str, Any]] = []
-        return self._composed(_unwrapped(run(self._viewed(request), updates), updates), updates)
+        return self._composed(_unwrapped(run(request, updates), updates), updates)
 
     async def awrap_model_call(
         self, request: ModelRequest[ContextT], handler: AsyncModelHandler
@@ -102,7 +97,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         for part in reversed(self._amodel):
             run = functools.partial(_amodel_layer, part, run)
         updates: list[dict[str, Any]] = []
-        result = await run(self._viewed(request), updates)
+        result = await run(request, updates)
         return self._composed(_unwrapped(result, updates), updates)
 
     # --- tool calls -----------------------------------------------------------------------
@@ -114,7 +109,7 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         run = handler
         for layer in reversed(self._tool):
             run = functools.partial(layer.wrap_tool_call, handler=run)
-        return self.packing.command(run(self._viewed(request)))  # type: ignore[no-any-return]
+        return run(request)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
@@ -122,27 +117,18 @@ class TetherMiddleware(AgentMiddleware[Any, ContextT, ResponseT]):
         run = handler
         for layer in reversed(self._atool):
             run = functools.partial(layer.awrap_tool_call, handler=run)
-        return self.packing.command(await run(self._viewed(request)))  # type: ignore[no-any-return]
-
-    # --- the packed fields ----------------------------------------------------------------
-
-    def _viewed(self, request: RequestT) -> RequestT:
-        """The request with the state as the parts read it (the packed fields unpacked). A
-        tool still gets the state as it is, through ``runtime``."""
-        state = self.packing.view(request.state)
-        return request if state is request.state else replaced(request, state=state)
+        return await run(request)
 
     def _composed(
         self, response: ModelResponse[Any], updates: list[dict[str, Any]]
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        """The parts' updates as one, inner first, as ``create_agent`` applies them in turn,
-        the packed fields under one key."""
+        """The parts' updates as one, inner first, as ``create_agent`` applies them in turn."""
         if not updates:
             return response
         merged: dict[str, Any] = {}
         for update in updates:
             merged |= update
-        command: Command[Any] = Command(update=self.packing.update(merged))
+        command: Command[Any] = Command(update=merged)
         return ExtendedModelResponse(model_response=response, command=command)
 
 
