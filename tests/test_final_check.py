@@ -445,3 +445,55 @@ def test_an_empty_answer_after_the_change_was_tried_is_taken() -> None:
         task, LOOKED_UP_ZH, ("cancel_order_zh", {"order_id": "ORD-2024-001"}, None, False)
     )
     assert check_final(task, DONE_ZH, tried, BILINGUAL) is None
+
+
+# --- conversations: what real agents' replies showed (tether replay, docs/replay.md) -----------
+
+
+def test_a_reply_that_asks_the_user_is_taken_as_written() -> None:
+    """A confirmation before a change, or a request for an id, hands the turn to the user."""
+    task = "Please cancel ORD-2024-001."
+    for reply in (
+        "Before I cancel ORD-2024-001, can you confirm the reason?",
+        "Please provide the order id (for example, #W0001234) so I can look it up.",
+        "¿Me confirma que desea cancelar el pedido ORD-2024-001?",
+    ):
+        assert check_final(task, reply, None, TOOLS) is None, reply
+
+
+def test_an_answer_that_declines_or_hands_off_is_not_pushed_towards_the_change() -> None:
+    task = "Please cancel ORD-2024-001."
+    held = record_result(None, task, "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))
+    assert check_final(task, "Done.", held, TOOLS) is not None  # the change rule applies...
+    for answer in (
+        "I cannot cancel it: the policy does not allow it.",
+        "I'm transferring you to a human agent.",
+        "Lo siento, no puedo cancelar el pedido.",
+    ):
+        note = check_final(task, answer, held, TOOLS)
+        assert note is None or "cancel_order" not in note, answer  # ...not to a refusal
+
+
+def test_a_negated_change_in_any_apostrophe_asks_for_nothing() -> None:
+    held = record_result(None, "x", "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))
+    for task in ("I don't want to cancel ORD-2024-001.", "I don’t want to cancel ORD-2024-001."):
+        assert check_final(task, "Understood.", held, TOOLS) is None, task
+
+
+def test_a_value_worked_out_from_a_result_or_stated_by_the_instructions_is_backed() -> None:
+    task = "How much is left to pay on ORD-2024-001? I paid 40."
+    held = record_result(None, task, "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))
+    assert check_final(task, "ORD-2024-001 has 60.00 left to pay.", held, TOOLS) is None
+    assert check_final(task, "ORD-2024-001 has 61.00 left to pay.", held, TOOLS) is not None
+    answer = "ORD-2024-001: refunds take 24 hours."
+    assert check_final(task, answer, held, TOOLS) is not None
+    assert check_final(task, answer, held, TOOLS, context="A refund takes 24 hours.") is None
+
+
+def test_a_value_worked_out_from_the_task_alone_is_not_backed() -> None:
+    """The tools were there to work it out: 1234.50 * 1.88 stated without a call is unbacked."""
+    assert check_final("Calculate 1234.50 * 1.88.", "It is 2320.86.", None, TOOLS) is not None
+
+
+def _ok(data: Any) -> Any:
+    return {"status": "success", "data": data, "meta": {}}

@@ -39,7 +39,7 @@ def _json_final(text: str) -> str:
 
 def _run(replies: list[Any], task: str, **settings: Any) -> tuple[dict[str, Any], Any]:
     model = ScriptedChatModel(responses=replies)
-    options = {"protocol": "json_schema", "check_final": False} | settings
+    options = {"protocol": "json_schema", "check_final": False, "look_first": True} | settings
     graph = build_graph(AgentSettings(**options), model=model, registry=ToolRegistry([query_order]))
     state, _ = run_traced(graph, {"task": task})
     return state, model
@@ -99,3 +99,14 @@ def test_a_server_that_ignores_the_schema_still_meets_the_check() -> None:
     state, model = _run(replies, f"Where is {ORDER}?", check_final=True)
     assert len(model.calls) == 2 and state["status"] == "completed"
     assert "query_order" in _notes(model, 1)
+
+
+def test_unset_it_looks_first_under_the_small_model_profile_only() -> None:
+    """A server model in a conversation may ask the user first (its policy can require it);
+    the embedded small model answers before looking, so the profile holds it to a lookup."""
+    task = f"Where is {ORDER}?"
+    _, server = _run([_json_final("Which order do you mean?")], task, look_first=None)
+    assert _answer_offered(server, 0)
+    replies = [_json_call(), _json_final(f"{ORDER} is shipped")]
+    _, small = _run(replies, task, look_first=None, small_model=True)
+    assert not _answer_offered(small, 0)

@@ -198,9 +198,9 @@ def test_composed_or_one_by_one_the_controls_act_alike() -> None:
 
 
 def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> None:
-    """TetherMiddleware keeps its parts' own private fields in one channel: after a run (a
-    recall, failures, the breaker's answer) each holds what the same field holds when every
-    middleware keeps its fields in channels of their own."""
+    """TetherMiddleware runs its parts as one middleware: after a run (a recall, failures,
+    the breaker's answer) each private field holds what it holds when every part is a
+    middleware of its own."""
     settings = AgentSettings(breaker_failures=2)
     replies = [
         call("lookup_order", 1, order_id="ORD-2024-001"),
@@ -214,8 +214,7 @@ def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> N
         *_, last = agent.stream(ask(), stream_mode="values")
         states.append(last)
     composed, apart = states
-    packed = composed["tether_private"]
-    assert set(packed) == {
+    private = {
         "tether_history",
         "tether_calm_history",
         "tether_task",
@@ -226,7 +225,8 @@ def test_the_composed_parts_private_fields_hold_what_a_channel_each_would() -> N
         "tether_unresolved",
         "tether_resolving",
     }
-    assert packed == {name: apart[name] for name in packed}
+    packed = {name: composed[name] for name in private if name in composed}
+    assert packed == {name: apart[name] for name in private if name in apart}
     assert packed["tether_grounds"]["tools"] == ["lookup_order"] and packed["tether_calls"]
     shared = ["tether_status", "tether_reason", "tether_step", "tether_stop"]
     assert [composed[k] for k in shared] == [apart[k] for k in shared]
@@ -256,8 +256,9 @@ def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
         *_, last = agent.stream(ask(), stream_mode="values")
         states.append(last)
     composed, apart = states
-    packed = composed["tether_private"]
-    assert packed == {name: apart[name] for name in packed}
+    private = {"tether_history", "tether_calls", "tether_grounds", "tether_usage"}
+    packed = {name: composed[name] for name in private if name in composed}
+    assert packed == {name: apart[name] for name in private if name in apart}
     assert packed["tether_history"][0]["fingerprint"].startswith("lookup_order")
 
     def counts(state: Any) -> dict[str, Any]:
@@ -609,16 +610,17 @@ def test_a_call_is_asked_for_until_the_lookup_the_task_names_has_run() -> None:
     decodes as a call); once a tool has run, or when the task names nothing to look up, the
     model may answer."""
     replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
-    agent, model = agent_with(replies, [lookup_order], tether_middleware())
+    on = AgentSettings(look_first=True)
+    agent, model = agent_with(replies, [lookup_order], tether_middleware(on))
     agent.invoke(ask())
     assert [c.kwargs.get("tool_choice") for c in model.calls] == ["required", None]
-    agent, model = agent_with(["Hello!"], [lookup_order], tether_middleware())
+    agent, model = agent_with(["Hello!"], [lookup_order], tether_middleware(on))
     agent.invoke(ask("Say hello to our new customer."))
     assert model.calls[0].kwargs.get("tool_choice") is None
-    off = tether_middleware(AgentSettings(look_first=False))
-    agent, model = agent_with(replies, [lookup_order], off)
-    agent.invoke(ask())
-    assert model.calls[0].kwargs.get("tool_choice") is None
+    for off in (tether_middleware(AgentSettings(look_first=False)), tether_middleware()):
+        agent, model = agent_with(replies, [lookup_order], off)  # unset: off, as for a server
+        agent.invoke(ask())
+        assert model.calls[0].kwargs.get("tool_choice") is None
 
 
 def test_an_answer_backed_by_a_lookup_is_taken() -> None:

@@ -72,6 +72,11 @@ class AgentSettings(BaseSettings):
         "reply is malformed); react for a model passed to build_graph with no base_url.",
     )
 
+    instructions: str | None = Field(
+        None,
+        description="Your agent's own instructions (a domain policy), added to tether's system "
+        "prompt. The final-answer check reads a value they state as backed.",
+    )
     small_model: bool | None = Field(
         None,
         description="Small-model profile: ids limited to those the task and results hold, the "
@@ -97,14 +102,24 @@ class AgentSettings(BaseSettings):
     )
 
     # --- loop policy ----------------------------------------------------------------------
-    max_steps: int = Field(10, ge=1, description="Model calls (steps) before the run stops.")
-    token_budget: int = Field(
-        28000,
+    max_steps: int = Field(
+        40,
         ge=1,
-        description="Total tokens (server-reported) a run may spend (partial). 28000 is the "
-        "step cap's worth on a 7B server: 10 steps at a typical prompt of about 2,800 tokens "
-        "(system prompt, a 12-tool listing, the run so far), so it bounds a run's cost "
-        "without becoming a tighter cap than max_steps.",
+        description="Model calls (steps) a run, one user message on a thread, may make before "
+        "it stops (max_steps). The loop makes one call a step, so a reply's parallel calls "
+        "are steps each: the longest turn of the 611 successful recorded real runs needs 32 "
+        "(tether replay; 10, the design note's number, cut 10 of them). Loops end long before "
+        "it: the repeat guard by a call's fourth proposal, the breaker by four failures.",
+    )
+    token_budget: int = Field(
+        128000,
+        ge=1,
+        description="Total tokens (server-reported) a run, one user message on a thread, may "
+        "spend (partial). 128000, four full 32k contexts of the reference model, is above "
+        "every user turn of the 611 successful recorded real runs (tether replay, loop face: "
+        "the largest needed 98,440, the 99th percentile 42,559; real agents carry a 3k-11k "
+        "token policy in every prompt), so no successful real run needs more. It bounds a "
+        "runaway run's cost; the step cap and the repeat guard end loops long before.",
     )
     breaker_failures: int = Field(
         3,
@@ -142,12 +157,16 @@ class AgentSettings(BaseSettings):
         "states an id, number or status no result holds, or when the task asked for a change "
         "no tool made. The second answer is taken as written.",
     )
-    look_first: bool = Field(
-        True,
+    look_first: bool | None = Field(
+        None,
         description="Until a tool has run, when the task names something a read tool can look "
         "up (its values fill the tool's required arguments), the step does not offer a final "
         "answer: json_schema leaves the answer out of the schema, native asks for a tool call "
-        "(tool_choice required). react cannot constrain a reply; its answer is checked.",
+        "(tool_choice required). react cannot constrain a reply; its answer is checked. "
+        "Unset: on under the small-model profile only. A server model in a conversation asks "
+        "the user first where its policy says so (a text reply was withheld in 4.9% of the "
+        "successful recorded runs, tether replay); the final-answer check still sends back "
+        "an answer given without looking.",
     )
     repair_output: bool = Field(
         True,

@@ -299,8 +299,8 @@ def record_calls(
         record.update({k: old[k] for k in ("step", "known", "noted") if k in old})  # type: ignore[typeddict-item]
         if "outcome" in event:
             record["outcomes"] = [*record["outcomes"], event["outcome"]][-2:]
-        if "known" in event:
-            record["step"], record["known"] = event.get("step", 0), list(event["known"])
+        if "known" in event:  # a new success: the notes about proposing it again start over
+            record |= {"step": event.get("step", 0), "known": list(event["known"]), "noted": 0}
         if event.get("noted"):
             record["noted"] = record.get("noted", 0) + 1
         calls[event["key"]] = record  # re-inserted: the most recent go last

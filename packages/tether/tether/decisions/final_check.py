@@ -42,6 +42,15 @@ the task negates ("先不要付款", "do not cancel") asks for nothing. It names
 matches, ranking none above another. Side-effecting tools still pause for approval by
 default.
 
+In a conversation (a thread, one run per user message) a reply whose last paragraph asks the
+user something is not an answer yet and is taken as written: a confirmation the domain's
+policy asks for before a change, an id it needs (:mod:`tether.decisions.replies`). A reply
+that declines the change or hands the user to a person is never pushed towards it ((c) and
+(d)). What backs a value ((b)) is what the model was given: the task, what the user said in
+the thread's earlier messages, the agent's instructions (``context``), the connected results,
+and a value worked out from a result (a total, a balance: :mod:`tether.decisions.derived`).
+These were set against 611 successful recorded real runs (docs/replay.md).
+
 The note is written by tether alone. Tool output and model output are untrusted: the note
 holds only the words of :data:`NOTES`, registered tool names, and values that are single
 tokens matching :data:`SAFE_VALUE` (any other value is counted, never shown).
@@ -60,7 +69,6 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
 from tether.decisions.grounding import (
-    NEGATION,
     Call,
     Evidence,
     Grounds,
@@ -75,6 +83,7 @@ from tether.decisions.grounding import (
     tried,
     unbacked,
 )
+from tether.decisions.replies import asks_user, declines, negated
 from tether.decisions.toolpick import bm25_scores, terms, tool_text
 from tether.state import ToolResult
 from tether.tools.marks import has_side_effects
@@ -108,6 +117,8 @@ def check_final(
     grounds: Grounds | None,
     tools: Sequence[BaseTool],
     vocabulary: Vocabulary | None = None,
+    *,
+    context: str | None = None,
 ) -> str | None:
     """The note to send ``answer`` back with, or None to take it.
 
@@ -115,16 +126,19 @@ def check_final(
     (:func:`record_result` folds each one in; None before any); ``tools`` the registered
     tools; ``vocabulary`` which words are statuses (default: :func:`status_vocabulary`).
     With no tools there is nothing to look anything up with, and every answer is taken. The
-    ``check_final`` setting decides whether the loop asks at all."""
+    ``check_final`` setting decides whether the loop asks at all. ``context`` (the agent's
+    instructions) backs the values it states, and asks for nothing."""
     if not tools:
         return None
     held = grounds or empty_grounds()
     words = vocabulary or status_vocabulary(tools, held)
     notes = []
     stated = stated_in(answer, words)
+    if asks_user(answer):  # a question hands the turn to the user: not an answer yet
+        return None
     if not held["tools"] and (tool := lookup_tool(task, tools, held, says_nothing(stated))):
         notes.append(NOTES["lookup"].format(tool=tool))
-    missing = unbacked(stated, Evidence(task, held), words)
+    missing = unbacked(stated, Evidence(f"{task}\n{context or ''}", held), words)
     changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
     if vocabulary is None:  # see the module docstring, (b)
         statuses = (
@@ -133,6 +147,8 @@ def check_final(
         missing = dataclasses.replace(missing, statuses=statuses)
     if missing:
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
+    if declines(answer):  # says why the change is not made, or hands the user to a person
+        return " ".join(notes) or None
     notes += [NOTES["change"].format(tool=tool) for tool in changes_not_made(task, tools, held)]
     empty = not (notes or changed) and says_nothing(stated) and not echoes(answer, held)
     if empty and (names := changes_asked(task, tools, held)):
@@ -235,16 +251,6 @@ def held_for(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
         fills(pattern, values) if pattern else not is_id(name) or has_ids
         for name, pattern in requirements(tool)
     )
-
-
-def negated(plain: str, parts: Sequence[str]) -> bool:
-    """Some occurrence of one of ``parts`` in the normalised text follows a negation."""
-    for part in parts:
-        edge = r"\b" if part.isascii() else ""  # Chinese has no spaces between words
-        for match in re.finditer(rf"{edge}{re.escape(part)}{edge}", plain):
-            if NEGATION.search(plain[max(0, match.start() - 20) : match.start()]):
-                return True
-    return False
 
 
 # --- (d) an answer with nothing in it -----------------------------------------------------------

@@ -23,17 +23,18 @@ with words of its own (two languages, statuses that imply others) passes its own
 
 from __future__ import annotations
 
-import bisect
 import functools
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Context, Decimal, InvalidOperation, localcontext
+from decimal import Context, Decimal, localcontext
 from typing import Any, NamedTuple
 
 from typing_extensions import TypedDict
+
+from tether.decisions.derived import TOLERANCE, backed
+from tether.decisions.reading import ids_in, normalise, numbers_in, without_ids
 
 __all__ = [
     "Call",
@@ -44,6 +45,7 @@ __all__ = [
     "Vocabulary",
     "empty_grounds",
     "fold",
+    "heard",
     "ids_in",
     "normalise",
     "numbers_in",
@@ -54,14 +56,6 @@ __all__ = [
     "ungrounded_numbers",
 ]
 
-_SPACES = re.compile(r"\s+")
-_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
-_NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?")
-_ID = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]*(?:-[A-Z0-9]+)*(?![A-Za-z0-9])")
-# Each pattern below starts only where its run of characters starts (a lookbehind, or one
-# line at a time), so a long run that does not match costs linear time, not quadratic.
-_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
-_LIST_MARKER = re.compile(r"^[^\S\n]*\d{1,2}[.)]\s", re.MULTILINE)
 _PERCENT = re.compile(r"(?<!\d)(\d+(?:\.\d+)?)\s*%")
 NEGATION = re.compile(
     r"(\bnot\b|n't|\bnever\b|\bno longer\b|\byet\b|\bcannot\b|\bunable\b|未|没|不|无法)"
@@ -69,7 +63,6 @@ NEGATION = re.compile(
 )
 """A negation just before a word ("not yet paid", "cannot be cancelled", "未支付"): the word
 is not claimed."""
-TOLERANCE = Decimal("0.01")
 _ARITHMETIC = Context(traps=[])
 """Numbers are compared in a context that never raises: a number too long for the default
 context (a million digits) overflows to infinity and matches nothing."""
@@ -78,46 +71,6 @@ MAX_VALUE_CHARS = 200
 
 
 # --- reading text -------------------------------------------------------------------------
-
-
-def _normalise(text: str) -> str:
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
-_normalised = functools.lru_cache(maxsize=1024)(_normalise)
-
-
-def normalise(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed to single spaces (a short text, a value or
-    an argument that recurs at every call, once)."""
-    return _normalised(text) if len(text) <= 64 else _normalise(text)
-
-
-def numbers_in(text: str) -> list[Decimal]:
-    """Every number written in ``text`` (1,234.50 and ¥1234.5 both read as 1234.5)."""
-    plain = _THOUSANDS.sub("", unicodedata.normalize("NFKC", text))
-    values = []
-    for match in _NUMBER.findall(plain):
-        try:
-            values.append(Decimal(match))
-        except InvalidOperation:  # pragma: no cover - the pattern only matches numbers
-            continue
-    return values
-
-
-def ids_in(text: str) -> set[str]:
-    """Id-like tokens: capitals and digits, 4+ characters, with both (ORD-2024-001, U0003)."""
-    found = set()
-    for token in _ID.findall(unicodedata.normalize("NFKC", text)):
-        if len(token) >= 4 and any(c.isdigit() for c in token):
-            found.add(token)
-    return found
-
-
-def _without_ids(text: str) -> str:
-    text = _EMAIL.sub(" ", unicodedata.normalize("NFKC", text))
-    text = _ID.sub(lambda m: " " if any(c.isdigit() for c in m.group()) else m.group(), text)
-    return _LIST_MARKER.sub(" ", text)
 
 
 @dataclass(frozen=True)
@@ -184,7 +137,7 @@ def stated_in(answer: str, vocabulary: Vocabulary) -> Stated:
     """The ids, numbers and statuses ``answer`` states."""
     return Stated(
         ids=frozenset(ids_in(answer)),
-        numbers=tuple(numbers_in(_without_ids(answer))),
+        numbers=tuple(numbers_in(without_ids(answer))),
         statuses=frozenset(statuses_in(answer, vocabulary)),
     )
 
@@ -312,6 +265,21 @@ def fold(grounds: Grounds | None, task: str, call: Call) -> Grounds:
     return new
 
 
+def heard(grounds: Grounds | None, text: str) -> Grounds:
+    """``grounds`` with the ids and numbers a user message states (a new record): in a
+    conversation what the user said in an earlier message backs a later answer, and a call
+    whose arguments came from it is connected."""
+    old = grounds or empty_grounds()
+    numbers = _added(old["numbers"], (str(n) for n in numbers_in(text)))
+    ids = sorted(set(old["ids"]) | ids_in(text))
+    return {
+        **old,
+        "ids": ids,
+        "numbers": numbers,
+        "percents": _added(old["percents"], _PERCENT.findall(text)),
+    }
+
+
 def tried(grounds: Grounds | None, tool: str) -> Grounds:
     """``grounds`` with ``tool`` called, whatever the outcome (a new record)."""
     old = grounds or empty_grounds()
@@ -359,20 +327,11 @@ def ungrounded_numbers(numbers: Sequence[Decimal], evidence: Evidence) -> list[D
 
     A percentage counts as grounded when its rate (or one minus it) was returned.
     """
-    missing = []
     with localcontext(_ARITHMETIC):
         known = sorted(abs(n) for n in evidence.numbers())
-        rates = {n for n in known if n <= 1}
+        found = [abs(Decimal(n)) for n in evidence.grounds["numbers"]]
         percents = evidence.percents()
-        for number in numbers:
-            value = abs(number)
-            nearest = bisect.bisect_left(known, value - TOLERANCE)
-            if nearest < len(known) and known[nearest] <= value + TOLERANCE:
-                continue
-            if value in percents or value / 100 in rates or 1 - value / 100 in rates:
-                continue
-            missing.append(number)
-    return missing
+        return [n for n in numbers if not backed(abs(n), known, found, percents)]
 
 
 @dataclass(frozen=True)

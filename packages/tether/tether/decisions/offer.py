@@ -101,6 +101,7 @@ def look_first(state: AgentState, tools: Sequence[BaseTool], settings: AgentSett
     callable ``tools`` can look up (the final-answer check's rule (a), which would send an
     answer given now back anyway). A call costs less than an answer sent back, and the model
     still chooses the call."""
-    if not settings.look_first or state.get("tool_buffer") or state.get("sent_back"):
+    on = settings.small_profile if settings.look_first is None else settings.look_first
+    if not on or state.get("tool_buffer") or state.get("sent_back"):
         return False
     return first_lookup(state.get("task", ""), tools) is not None

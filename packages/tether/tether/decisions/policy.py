@@ -142,6 +142,9 @@ def rejected_last(record: CallRecord) -> bool:
 
 NOT_AN_OUTCOME = frozenset({"refused", "repeat", "recall"})
 """Step kinds that say nothing about how the call itself fares."""
+STALE = "stale"
+"""The outcome a success turns into once a write succeeds after it: proposed again, the call
+runs again rather than being answered from a record the write may have changed."""
 
 
 def history_window(settings: AgentSettings) -> int:

@@ -22,6 +22,7 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
 
 from tether.decisions import final_check
+from tether.decisions.grounding import heard
 from tether.middleware.closing import is_closed
 from tether.middleware.common import (
     MARK,
@@ -87,10 +88,17 @@ class FinalAnswerCheckMiddleware(
         self._tools: dict[str, BaseTool] = {tool.name: tool for tool in tools or ()}
 
     def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts: the task is the user's message."""
+        """This middleware's fields as a run starts: the task is the user's message. What the
+        thread's calls established (the grounds) stays, with what the user said, as in the
+        loop."""
         messages = state.get("messages") or []
         task = messages[-1].text if messages and isinstance(messages[-1], HumanMessage) else ""
-        return {"tether_task": task, "tether_grounds": Overwrite({}), "tether_sent_back": False}
+        grounds = dict(heard(state.get("tether_grounds") or None, task))
+        return {
+            "tether_task": task,
+            "tether_grounds": Overwrite(grounds),
+            "tether_sent_back": False,
+        }
 
     def note(
         self, view: Any, request: ModelRequest[Any], response: ModelResponse[Any]
@@ -105,13 +113,16 @@ class FinalAnswerCheckMiddleware(
             return None  # an answer tether asked for at a stop, or one it ended the run with
         task = view.get("tether_task") or ""
         grounds: Any = view.get("tether_grounds") or None
-        return final_check.check_final(task, reply.text, grounds, list(self._tools.values()))
+        system = request.system_message.text if request.system_message else None
+        tools = list(self._tools.values())
+        return final_check.check_final(task, reply.text, grounds, tools, context=system)
 
     def looked_first(self, view: Any, request: ModelRequest[Any]) -> ModelRequest[Any]:
         """The request, asking for a tool call (``tool_choice`` required) while nothing has
         run and the task names something a read tool can look up (``look_first``, as the
         loop's offer: :func:`tether.decisions.offer.look_first`)."""
-        if not self.settings.look_first or view.get("tether_grounds") or not request.tools:
+        ran = (view.get("tether_grounds") or {}).get("tried")
+        if not self.settings.look_first or ran or not request.tools:
             return request
         if request.tool_choice not in (None, "auto") or view.get("tether_sent_back"):
             return request

@@ -162,13 +162,13 @@ class Deps:
         if offer is None:
             offer = Offer(tuple(self.registry.tools()), small=settings.small_profile)
         model = self.model_for(settings)
-        key = (settings.protocol_name, id(model), *offer.key())
+        key = (settings.protocol_name, settings.instructions, id(model), *offer.key())
         with self._lock:
             cached = self._prepared.get(key)
         if cached is not None:
             return cached
         protocol = PROTOCOLS[settings.protocol_name]
-        system = protocol.system_prompt(offer)
+        system = "\n\n".join(filter(None, [protocol.system_prompt(offer), settings.instructions]))
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = _unbound(*protocol.prepare(model, offer))
         frame = PromptFrame(system, tokens)

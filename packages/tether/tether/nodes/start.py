@@ -5,13 +5,21 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from langgraph.types import Overwrite
+from tether.decisions.grounding import heard
 from tether.errors import TaskError
 from tether.nodes.base import Node, emit
+from tether.nodes.step import stale_reads
 from tether.settings import AgentSettings
 from tether.state import ZERO_USAGE, AgentState
 
 
 class Start(Node):
+    """A run's counters start afresh. On a thread that ran before (a conversation's next user
+    message) what its calls established stays: the grounds, and the call memory, where a
+    call that failed twice is still refused and every success is stale (the user may have
+    changed something since: proposed again, the call runs again, a write with approval)."""
+
     def run(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
         task = state.get("task")
         if not isinstance(task, str) or not task.strip():
@@ -26,7 +34,7 @@ class Start(Node):
             "parse_failures": 0,
             "call_attempt": 0,
             "tool_retries": 0,
-            "usage": ZERO_USAGE,  # a delta: adds nothing, but makes the field present
+            "usage": Overwrite(ZERO_USAGE),  # a thread's next run starts a budget of its own
             "next_temperature": settings.temperature,
             "hints": [],
             "status": "running",
@@ -36,4 +44,8 @@ class Start(Node):
             "proposal": None,
             "result": None,
             "rule": None,
+            "sent_back": False,
+            "closing": None,
+            "calls": stale_reads(state),
+            "grounds": heard(state.get("grounds"), task.strip()),  # type: ignore[arg-type]
         }

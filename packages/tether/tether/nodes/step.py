@@ -14,7 +14,7 @@ from tether.decisions import notes, policy, small_model, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.final_check import record_result
 from tether.decisions.grounding import Grounds
-from tether.decisions.policy import NOT_AN_OUTCOME
+from tether.decisions.policy import NOT_AN_OUTCOME, STALE
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -66,7 +66,7 @@ def close_step(
     outcome = stops.assess(state, record, rule, settings, note=note)
     update = _step_record(state, outcome, settings)
     if proposal["kind"] == "action":
-        update |= _call_memory(record, first_run, result)
+        update |= _call_memory(state, record, first_run, result, wrote=side_effects)
         if result is not None:
             update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
             tool, arguments = proposal.get("tool", ""), proposal.get("arguments")
@@ -155,15 +155,23 @@ def ask_at_cap(state: AgentState, verdict: Verdict, settings: AgentSettings) -> 
 
 
 def _call_memory(
-    record: StepRecord, first_run: bool, result: ToolResult | None = None
+    state: AgentState,
+    record: StepRecord,
+    first_run: bool,
+    result: ToolResult | None = None,
+    *,
+    wrote: bool = False,
 ) -> dict[str, Any]:
     """The ``calls`` update: the call ran (once per step), how it fared, what a success
-    returned (as a note may quote it), and a note sent about proposing it again."""
+    returned (as a note may quote it), and a note sent about proposing it again. A write's
+    success makes every other success on record stale (:func:`stale_reads`)."""
     fingerprint = record["fingerprint"]
     if not fingerprint:
         return {}
     key = call_key(fingerprint)
     events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
+    if wrote and record["kind"] == "success":
+        events += stale_reads(state, but=key)
     if record["kind"] not in NOT_AN_OUTCOME:
         event: CallEvent = {"key": key, "outcome": record["kind"]}
         if record["kind"] == "success" and result is not None:
@@ -172,6 +180,18 @@ def _call_memory(
     if record["kind"] == "recall":
         events.append({"key": key, "noted": True})
     return {"calls": events}
+
+
+def stale_reads(state: AgentState, but: str | None = None) -> list[CallEvent]:
+    """Every success on record but ``but`` made stale: the world may have changed since (a
+    write succeeded, or the user spoke again), so a call proposed again runs again. Within a
+    run a write's own record stays: a repeated write is not made twice."""
+    calls = state.get("calls", {})
+    return [
+        {"key": key, "outcome": STALE}
+        for key, call in calls.items()
+        if key != but and call["outcomes"][-1:] == ["success"]
+    ]
 
 
 def _result_entry(

@@ -184,7 +184,10 @@ class Think(Node):
         if not settings.check_final or state.get("sent_back") or call.prepared.offer.final_only:
             return None
         tools = self.deps.registry.tools()
-        return check_final(state["task"], proposal.get("answer", ""), grounds(state), tools)
+        answer = proposal.get("answer", "")
+        return check_final(
+            state["task"], answer, grounds(state), tools, context=settings.instructions
+        )
 
     @staticmethod
     def _last_answer(
