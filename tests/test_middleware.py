@@ -1025,3 +1025,43 @@ def test_a_run_killed_after_its_payment_resumes_in_a_new_process_and_pays_once(
     finally:
         world.close()
     assert len(charges) == 1
+
+
+# --- a thread is a conversation, as in the loop (tests/test_conversations.py) -----------------
+
+
+def test_a_read_after_a_successful_write_runs_again() -> None:
+    replies = [
+        call("lookup_order", 1, order_id="ORD-2024-001"),
+        call("pay_order", 2, order_id="ORD-2024-001"),
+        call("lookup_order", 3, order_id="ORD-2024-001"),  # stale since the payment: runs
+        call("pay_order", 4, order_id="ORD-2024-001"),  # the write itself: not made twice
+        "ORD-2024-001 is paid.",
+    ]
+    agent, _ = agent_with(replies, [lookup_order, pay_order], tether_middleware())
+    out = agent.invoke(ask())
+    assert runs["lookup_order"] == 2 and runs["pay_order"] == 1
+    assert out["messages"][-1].text == "ORD-2024-001 is paid."
+
+
+def test_a_thread_keeps_its_call_memory_across_messages() -> None:
+    """A read proposed in a later message runs again (the user may have changed something);
+    a call that failed twice in an earlier message is refused."""
+    replies = [
+        call("lookup_order", 1, order_id="ORD-2024-001"),
+        call("fetch", 2, url="https://x/1"),
+        call("fetch", 3, url="https://x/1"),
+        "I could not fetch it.",
+        call("lookup_order", 4, order_id="ORD-2024-001"),
+        call("fetch", 5, url="https://x/1"),
+        "Still nothing.",
+    ]
+    agent, _ = agent_with(
+        replies, [lookup_order, fetch], tether_middleware(), checkpointer=InMemorySaver()
+    )
+    config = {"configurable": {"thread_id": "conversation"}}
+    agent.invoke(ask(), config)
+    out = agent.invoke(ask("Please try again."), config)
+    assert runs["lookup_order"] == 2 and runs["fetch"] == 2
+    refused = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
+    assert refused.text.startswith("Refused: fetch")

@@ -10,7 +10,7 @@ Nothing here has side effects; every function is tested on its own.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langchain_core.tools import BaseTool
@@ -25,6 +25,7 @@ from tether.state import (
     HISTORY_KEPT,
     TOOL_ERROR_TYPES,
     AgentState,
+    CallEvent,
     CallRecord,
     Gate,
     Proposal,
@@ -145,6 +146,17 @@ NOT_AN_OUTCOME = frozenset({"refused", "repeat", "recall"})
 STALE = "stale"
 """The outcome a success turns into once a write succeeds after it: proposed again, the call
 runs again rather than being answered from a record the write may have changed."""
+
+
+def stale_records(calls: Mapping[str, CallRecord], but: str | None = None) -> list[CallEvent]:
+    """Every success on record but ``but`` made stale: the world may have changed since (a
+    write succeeded, or the user spoke again), so a call proposed again runs again. Within a
+    run a write's own record stays: a repeated write is not made twice."""
+    return [
+        {"key": key, "outcome": STALE}
+        for key, call in calls.items()
+        if key != but and call["outcomes"][-1:] == ["success"]
+    ]
 
 
 def history_window(settings: AgentSettings) -> int:

@@ -25,7 +25,7 @@ from langchain.agents.middleware.types import (
 )
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
-from langgraph.types import Command, Overwrite
+from langgraph.types import Command
 
 from tether.decisions import notes, policy, side_effects, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
@@ -112,9 +112,11 @@ class RepeatGuardMiddleware(
         self._rng = random.Random()  # the jitter of a write's replay in place
 
     def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts."""
+        """This middleware's fields as a run starts. The thread's call memory stays, as in the
+        loop: a call that failed twice is still refused, and every success is stale (the user
+        may have changed something since their last message)."""
         return {
-            "tether_calls": Overwrite({}),
+            "tether_calls": policy.stale_records(state.get("tether_calls") or {}),
             "tether_unresolved": None,
             "tether_resolving": False,
         }
@@ -250,8 +252,11 @@ class RepeatGuardMiddleware(
         only), and the write whose outcome it leaves unknown or settles."""
         request, outcome = reading.request, reading.outcome()
         record = reading.record(self.settings)
-        update: dict[str, Any] = {"tether_calls": _events(record, outcome)}
         view, proposal = _view(request.state), proposal_of(request)
+        events = _events(record, outcome)
+        if _writes(request) and record["kind"] == "success":  # what was read may have changed
+            events = policy.stale_records(view["calls"], but=events[0]["key"]) + events
+        update: dict[str, Any] = {"tether_calls": events}
         unresolved = side_effects.unresolved_after(view, proposal, record, _writes(request))
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved

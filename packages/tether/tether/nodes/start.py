@@ -7,9 +7,9 @@ from typing import Any
 
 from langgraph.types import Overwrite
 from tether.decisions.grounding import heard
+from tether.decisions.policy import stale_records
 from tether.errors import TaskError
 from tether.nodes.base import Node, emit
-from tether.nodes.step import stale_reads
 from tether.settings import AgentSettings
 from tether.state import ZERO_USAGE, AgentState
 
@@ -46,6 +46,6 @@ class Start(Node):
             "rule": None,
             "sent_back": False,
             "closing": None,
-            "calls": stale_reads(state),
+            "calls": stale_records(state.get("calls", {})),
             "grounds": heard(state.get("grounds"), task.strip()),  # type: ignore[arg-type]
         }

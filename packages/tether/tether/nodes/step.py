@@ -14,7 +14,7 @@ from tether.decisions import notes, policy, small_model, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.final_check import record_result
 from tether.decisions.grounding import Grounds
-from tether.decisions.policy import NOT_AN_OUTCOME, STALE
+from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -164,14 +164,14 @@ def _call_memory(
 ) -> dict[str, Any]:
     """The ``calls`` update: the call ran (once per step), how it fared, what a success
     returned (as a note may quote it), and a note sent about proposing it again. A write's
-    success makes every other success on record stale (:func:`stale_reads`)."""
+    success makes every other success on record stale (:func:`policy.stale_records`)."""
     fingerprint = record["fingerprint"]
     if not fingerprint:
         return {}
     key = call_key(fingerprint)
     events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
     if wrote and record["kind"] == "success":
-        events += stale_reads(state, but=key)
+        events += policy.stale_records(state.get("calls", {}), but=key)
     if record["kind"] not in NOT_AN_OUTCOME:
         event: CallEvent = {"key": key, "outcome": record["kind"]}
         if record["kind"] == "success" and result is not None:
@@ -180,18 +180,6 @@ def _call_memory(
     if record["kind"] == "recall":
         events.append({"key": key, "noted": True})
     return {"calls": events}
-
-
-def stale_reads(state: AgentState, but: str | None = None) -> list[CallEvent]:
-    """Every success on record but ``but`` made stale: the world may have changed since (a
-    write succeeded, or the user spoke again), so a call proposed again runs again. Within a
-    run a write's own record stays: a repeated write is not made twice."""
-    calls = state.get("calls", {})
-    return [
-        {"key": key, "outcome": STALE}
-        for key, call in calls.items()
-        if key != but and call["outcomes"][-1:] == ["success"]
-    ]
 
 
 def _result_entry(
