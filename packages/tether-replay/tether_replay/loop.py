@@ -17,9 +17,10 @@ from typing import Any
 from langgraph.checkpoint.memory import InMemorySaver
 from tether import AgentSettings, ToolRegistry, build_graph
 
-from tether_replay.outcome import RunOutcome, cause_of
+from tether_replay import verdicts
+from tether_replay.outcome import RunOutcome
 from tether_replay.player import LogEnded, Player, ReplayChatModel
-from tether_replay.records import Conversation, Reply
+from tether_replay.records import Conversation
 from tether_replay.tools import Cursor, ToolSpec, canonical, replay_tools
 
 REPLAY_SETTINGS: dict[str, Any] = {
@@ -39,20 +40,13 @@ def replay_loop(
     cursor = Cursor()
     player = Player(cursor, split_calls=True)
     graph = build_graph(
-        settings.with_overrides(REPLAY_SETTINGS),
+        settings.with_overrides({**REPLAY_SETTINGS, "instructions": conversation.system}),
         model=ReplayChatModel(player=player),
         registry=ToolRegistry(replay_tools(specs, cursor)),
         checkpointer=InMemorySaver(),
     )
-    writes = {spec.name for spec in specs if spec.side_effects}
-    outcome = RunOutcome(
-        uid=conversation.uid,
-        cohort=conversation.cohort,
-        reward=conversation.reward,
-        face="loop",
-        calls=conversation.calls,
-        turns=len(conversation.turns),
-    )
+    writes = verdicts.write_names(specs)
+    outcome = verdicts.blank_outcome(conversation, "loop")
     config = {"configurable": {"thread_id": "replay"}, "recursion_limit": 10_000}
     for number, turn in enumerate(conversation.turns):
         player.start_turn(turn)
@@ -66,12 +60,11 @@ def replay_loop(
         outcome.status = status if status != "running" else "completed"
         if status not in ("completed", "running"):
             later = [r for t in conversation.turns[number + 1 :] for r in t.replies]
-            cut = _cut(player, later)
+            cut = verdicts.cut(player, later)
             if cut:
-                _stop(outcome, status, reason, player, cut, turn, conversation, writes)
+                verdicts.stop(outcome, status, reason, player, cut, turn, conversation, writes)
             break
-    last = conversation.calls
-    outcome.last_sent_back = any(p.what == "sent_back" and p.call == last for p in outcome.points)
+    outcome.last_sent_back = verdicts.last_sent_back(outcome)
     return outcome
 
 
@@ -105,7 +98,8 @@ def _read(
         gate = detail.get("gate")
         if gate == "recall":
             outcome.recalls += 1
-            stale = _stale(cursor, detail.get("tool", ""), detail.get("arguments"), writes)
+            tool, key = detail.get("tool", ""), canonical(detail.get("arguments"))
+            stale = verdicts.stale(cursor.ran, tool, key, writes)
             outcome.stale_recalls += stale
             outcome.mark(call, "recall", f"{detail.get('tool')}{' (stale)' if stale else ''}")
         elif gate == "refuse":
@@ -121,43 +115,5 @@ def _read(
             outcome.mark(call, "sent_back", str(detail.get("reason", ""))[:300])
     elif kind == "finish":
         return str(detail.get("status")), str(detail.get("reason", ""))
-    for index in player.withheld:
-        outcome.withheld_replies += 1
-        outcome.mark(index, "withheld", "a text reply while tether asked for a tool call")
-    player.withheld.clear()
+    verdicts.withheld(outcome, player)
     return None
-
-
-def _stale(cursor: Cursor, tool: str, arguments: Any, writes: set[str]) -> bool:
-    """A write succeeded after the last successful run of this call."""
-    key = canonical(arguments)
-    ran = cursor.ran
-    last = max((i for i, (n, k, ok) in enumerate(ran) if n == tool and k == key and ok), default=-1)
-    return last >= 0 and any(ok and n in writes for n, _, ok in ran[last + 1 :])
-
-
-def _cut(player: Player, later: list[Reply]) -> list[Reply]:
-    """The logged replies a stop leaves out: the rest of the turn and every later turn."""
-    return [*player.left_in_turn(), *later]
-
-
-def _stop(
-    outcome: RunOutcome,
-    status: str,
-    reason: str,
-    player: Player,
-    cut: list[Reply],
-    turn: Any,
-    conversation: Conversation,
-    writes: set[str],
-) -> None:
-    outcome.stopped = True
-    outcome.stop_call = conversation.calls - len(cut) + 1
-    outcome.cause = cause_of(reason)
-    outcome.reason = reason
-    results = {key: value for t in conversation.turns for key, value in t.results.items()}
-    cut_calls = [call for reply in cut for call in reply.calls]
-    worked = [c for c in cut_calls if (r := results.get(c.id)) is not None and not r.error]
-    outcome.cuts_work = bool(worked)
-    outcome.cuts_write = any(c.name in writes for c in worked)
-    outcome.mark(outcome.stop_call, "stop", f"{status}: {reason}"[:300])

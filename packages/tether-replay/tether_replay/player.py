@@ -92,9 +92,9 @@ class Player:
         out = []
         for number, group in enumerate(groups):
             calls = [{"name": c.name, "args": c.arguments, "id": c.id or None} for c in group]
-            # Each call of a split reply would be a model call of its own, with about the
-            # same prompt; the completion's tokens are shared between them.
-            share = None if usage is None else (usage[0], usage[1] // len(groups))
+            # The log has the usage of the reply as sent; a split call's own model call has
+            # none, so tether counts the prompt it would send itself.
+            share = usage if number == 0 else None
             text = reply.text if number == 0 else ""
             out.append((index, AIMessage(text, tool_calls=calls, usage_metadata=_usage(share))))
         return out
