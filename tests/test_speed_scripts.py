@@ -55,3 +55,20 @@ def test_cpu_per_step_with_tethers_middleware_runs_both_agents_to_the_answer() -
     medians = report["ms_per_step_median"]
     assert set(medians) == {"create_agent", "create_agent + tether_middleware"}
     assert all(value > 0 for value in medians.values()) and report["ratio"] > 0
+
+
+def test_the_real_runs_script_gives_every_agents_row_on_the_fixtures() -> None:
+    fixtures = BENCHMARKS.parent / "tests" / "replay" / "fixtures"
+    rows = script(
+        "real_runs.py",
+        str(fixtures / "real_runs.jsonl.gz"),
+        "--tools",
+        str(fixtures / "real_tools.json"),
+        "--limit",
+        "12",
+        "--json",
+    )
+    agents = [row["agent"] for row in rows]
+    assert agents[:2] == ["tether loop", "tether middleware"] and len(agents) == 4
+    assert all(0 <= row["stopped_ok"] <= 100 for row in rows)
+    assert rows[2]["sent_back_ok"] is None  # the peers have no such check
