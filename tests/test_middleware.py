@@ -39,6 +39,7 @@ from tether.middleware import (
     ToolStatsMiddleware,
     answer_of,
     tether_middleware,
+    tether_part,
 )
 from tether.testing import ScriptedChatModel
 
@@ -1065,3 +1066,14 @@ def test_a_thread_keeps_its_call_memory_across_messages() -> None:
     assert runs["lookup_order"] == 2 and runs["fetch"] == 2
     refused = [m for m in out["messages"] if isinstance(m, ToolMessage)][-1]
     assert refused.text.startswith("Refused: fetch")
+
+
+def test_what_tether_wrote_can_be_read_back_from_a_runs_messages() -> None:
+    """tether_part names tether's own messages for a reader of the run (a trace viewer, the
+    replay); a user's or the model's message is nobody's part."""
+    replies = [call("lookup_order", i, order_id="ORD-2024-001") for i in range(3)]
+    agent, _ = agent_with(replies, [lookup_order], tether_middleware(AgentSettings(repeat_notes=1)))
+    out = agent.invoke(ask())
+    parts = [tether_part(message) for message in out["messages"]]
+    # the task, a call and its result, a call answered from the record, one that ends the run
+    assert parts == [None, None, None, None, "recall", None, "repeat", "stop"]

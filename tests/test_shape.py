@@ -22,6 +22,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-world": "tether_world",
     ROOT / "packages" / "tether-cli": "tether_cli",
     ROOT / "packages" / "tether-bench": "tether_bench",
+    ROOT / "packages" / "tether-replay": "tether_replay",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
 MAX_CORE_LINES = 11400

@@ -35,16 +35,14 @@ from langchain_core.tools import BaseTool
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 from tether import AgentSettings
-from tether.llm.parsing import call_fingerprint
-from tether.middleware import tether_middleware
-from tether.middleware.common import CAP_NOTE, MARK, NOTE_ID
+from tether.middleware import tether_middleware, tether_part
 
 from tether_replay import verdicts
 from tether_replay.loop import REPLAY_SETTINGS
 from tether_replay.outcome import RunOutcome
 from tether_replay.player import LogEnded, Player, ReplayChatModel
 from tether_replay.records import Conversation, Turn
-from tether_replay.tools import Cursor, ToolSpec, replay_tools
+from tether_replay.tools import Cursor, ToolSpec, canonical, replay_tools
 
 THREAD = "replay"
 UNANSWERED = "not run: the recorded turn ended before this call was answered"
@@ -209,7 +207,7 @@ class Reader:
         that carried it. The cap's note is the stop's, not counted (nor on the loop face)."""
         for before, notes in self.model.asked[self.read_asks :]:
             for note in notes:
-                if str(note.id) not in self.kept and note.id != CAP_NOTE:
+                if str(note.id) not in self.kept and tether_part(note) == "note":
                     self.outcome.notes += 1
                     self.outcome.mark(before, "note", note.text[:200])
         self.read_asks = len(self.model.asked)
@@ -228,8 +226,8 @@ class Reader:
         if result is None:
             return  # never answered: not run
         name = tool_call["name"]
-        key = call_fingerprint(self.tools.get(name), name, dict(tool_call.get("args") or {}))
-        gate = result.additional_kwargs.get(MARK)
+        key = canonical(dict(tool_call.get("args") or {}))
+        gate = tether_part(result)
         if gate == "recall":
             stale = verdicts.stale(self.ran, name, key, self.writes)
             self.outcome.recalls += 1
@@ -245,4 +243,4 @@ class Reader:
 
 
 def _is_note(message: BaseMessage) -> bool:
-    return str(message.id or "").startswith(NOTE_ID)
+    return tether_part(message) in ("note", "cap_note")

@@ -21,7 +21,7 @@ from langchain_core.tools import BaseTool  # noqa: E402
 
 from tether.memory.tokens import TokenCounter  # noqa: E402
 from tether.middleware.budget import TokenBudgetMiddleware  # noqa: E402
-from tether.middleware.common import TetherState, answer_of  # noqa: E402
+from tether.middleware.common import TetherPart, TetherState, answer_of, tether_part  # noqa: E402
 from tether.middleware.composed import TetherMiddleware  # noqa: E402
 from tether.middleware.final import FinalAnswerCheckMiddleware  # noqa: E402
 from tether.middleware.repeat import RepeatGuardMiddleware  # noqa: E402
@@ -38,11 +38,13 @@ __all__ = [
     "FinalAnswerCheckMiddleware",
     "RepeatGuardMiddleware",
     "TetherMiddleware",
+    "TetherPart",
     "TetherState",
     "TokenBudgetMiddleware",
     "ToolStatsMiddleware",
     "answer_of",
     "tether_middleware",
+    "tether_part",
 ]
 
 

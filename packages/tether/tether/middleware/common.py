@@ -15,7 +15,7 @@ import dataclasses
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Annotated, Any, NotRequired, TypeVar
+from typing import Annotated, Any, Literal, NotRequired, TypeVar
 
 from langchain.agents.middleware.types import (
     AgentState,
@@ -225,6 +225,24 @@ def ends_run(message: BaseMessage | None) -> bool:
 def last_reply(messages: list[BaseMessage]) -> AIMessage | None:
     """A model response's reply: its last AIMessage."""
     return next((m for m in reversed(messages) if isinstance(m, AIMessage)), None)
+
+
+TetherPart = Literal["note", "cap_note", "stop", "recall", "refuse", "repeat"]
+"""What tether wrote a message as (:func:`tether_part`)."""
+
+
+def tether_part(message: BaseMessage) -> TetherPart | None:
+    """What tether wrote ``message`` as, for those who read a run's messages afterwards (a
+    trace viewer, ``tether replay``): a note to the model (the cap's own), the run's closing
+    message, or a ToolMessage in place of a call's run; None for any other message. Nothing
+    tether decides reads this: its control facts live in its state."""
+    ident = str(message.id or "")
+    if isinstance(message, ToolMessage):
+        gate = message.additional_kwargs.get(MARK)
+        return gate if gate in ("recall", "refuse", "repeat") else None
+    if ident.startswith(NOTE_ID):
+        return "cap_note" if ident == CAP_NOTE else "stop" if ident.startswith(STOP_ID) else "note"
+    return None
 
 
 def answer_of(state: Mapping[str, Any]) -> str | None:

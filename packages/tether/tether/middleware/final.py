@@ -93,12 +93,8 @@ class FinalAnswerCheckMiddleware(
         loop."""
         messages = state.get("messages") or []
         task = messages[-1].text if messages and isinstance(messages[-1], HumanMessage) else ""
-        grounds = dict(heard(state.get("tether_grounds") or None, task))
-        return {
-            "tether_task": task,
-            "tether_grounds": Overwrite(grounds),
-            "tether_sent_back": False,
-        }
+        grounds = Overwrite(dict(heard(state.get("tether_grounds") or None, task)))
+        return {"tether_task": task, "tether_grounds": grounds, "tether_sent_back": False}
 
     def note(
         self, view: Any, request: ModelRequest[Any], response: ModelResponse[Any]
