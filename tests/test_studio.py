@@ -108,7 +108,7 @@ def test_the_sdk_client_sees_an_input_form_and_the_settings_in_force(studio: str
     assert schemas["input_schema"]["properties"]["task"]["type"] == "string"
     assert "status" in schemas["state_schema"]["properties"]
     settings = schemas["context_schema"]["properties"]
-    assert settings["max_steps"]["default"] == 10
+    assert settings["max_steps"]["default"] == AgentSettings().max_steps
     assert settings["token_budget"]["default"] == AgentSettings().token_budget
 
 

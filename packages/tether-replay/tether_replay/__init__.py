@@ -3,18 +3,36 @@
 Point it at your own agent's logs and see, run by run, where tether would have stopped, sent a
 note, sent an answer back, answered a call from its record, refused a call or withheld a
 reply, before you adopt it. See docs/replay.md.
+
+The names load on first use, so ``tether --help`` (which imports this package's command)
+loads neither LangChain nor tether's graph.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from pathlib import Path
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from tether import AgentSettings
+if TYPE_CHECKING:
+    from tether_replay.api import replay, replay_one
+    from tether_replay.outcome import Cause, Face, Point, RunOutcome
+    from tether_replay.records import Conversation, RecordError, read_conversations
+    from tether_replay.tools import ToolFile, ToolSpec, infer_specs
 
-from tether_replay.outcome import Cause, Face, Point, RunOutcome
-from tether_replay.records import Conversation, RecordError, read_conversations
-from tether_replay.tools import ToolFile, ToolSpec, infer_specs
+_EXPORTS = {
+    "Cause": "outcome",
+    "Conversation": "records",
+    "Face": "outcome",
+    "Point": "outcome",
+    "RecordError": "records",
+    "RunOutcome": "outcome",
+    "ToolFile": "tools",
+    "ToolSpec": "tools",
+    "infer_specs": "tools",
+    "read_conversations": "records",
+    "replay": "api",
+    "replay_one": "api",
+}
 
 __all__ = [
     "Cause",
@@ -25,43 +43,16 @@ __all__ = [
     "RunOutcome",
     "ToolFile",
     "ToolSpec",
+    "infer_specs",
     "read_conversations",
     "replay",
     "replay_one",
 ]
 
 
-def replay_one(
-    conversation: Conversation,
-    specs: list[ToolSpec],
-    settings: AgentSettings | None = None,
-    face: Face = "loop",
-) -> RunOutcome:
-    """One conversation through one face (``loop`` or ``middleware``)."""
-    settings = settings if settings is not None else AgentSettings()
-    if face == "middleware":
-        from tether_replay.middleware import replay_middleware
-
-        return replay_middleware(conversation, specs, settings)
-    from tether_replay.loop import replay_loop
-
-    return replay_loop(conversation, specs, settings)
-
-
-def replay(
-    runs: Path | Iterable[Conversation],
-    *,
-    tools: Path | None = None,
-    settings: AgentSettings | None = None,
-    face: Face = "loop",
-) -> Iterator[RunOutcome]:
-    """Each conversation of ``runs`` (a file, or conversations already read) replayed
-    through ``face``. ``tools``: a tools file (else every tool is inferred from the calls)."""
-    conversations = read_conversations(runs) if isinstance(runs, Path) else runs
-    tool_file = ToolFile.read(tools) if tools is not None else None
-    for conversation in conversations:
-        if tool_file is not None:
-            specs = tool_file.specs_for(conversation)
-        else:
-            specs = infer_specs([conversation])
-        yield replay_one(conversation, specs, settings, face)
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"tether_replay.{_EXPORTS[name]}"), name)
+    globals()[name] = value
+    return value
