@@ -72,16 +72,17 @@ def test_every_agent_follows_a_faultless_model_to_a_pass(
     scenario = by_id[scenario_id]
     record, passed = run(agent, scenario, clean_sim, worlds)
     assert passed, (record.termination, record.termination_reason, record.answer)
-    # tether, and its middleware, look before they answer (look_first): the task names P001,
-    # which get_product can look up, so the first step offers no answer (the schema has
-    # none; the middleware asks for a tool call); the refusal follows the lookup
-    checked = agent in ("tether", "create_agent_tether")
-    looked = ["get_product"] if checked and not scenario.gold_actions else []
+    # look_first is off for a server model (on only under the small-model profile), so no
+    # agent here looks before the refusal; tether_small would (test_look_first.py)
+    looked: list[str] = []
     assert [c.tool for c in record.tool_calls] == [a.tool for a in scenario.gold_actions] + looked
     calls = len(scenario.gold_actions) + len(looked)
-    assert record.steps == calls + 1
+    # tether's final-answer check sends a refusal given before any lookup back once (the task
+    # names P001, which get_product can look up); the simulated model gives it again, taken
+    sent_back = int(agent in ("tether", "create_agent_tether") and not scenario.gold_actions)
+    assert record.steps == calls + 1 + sent_back
     asked = [c.asked_tool for c in record.model_calls]
-    assert asked == [True] * calls + [False]
+    assert asked[:calls] == [True] * calls and asked[-1] is False
     assert record.usage_complete and record.total_tokens > 0
     assert all(c.status == "success" for c in record.tool_calls)
     with worlds.fresh() as world:

@@ -58,6 +58,9 @@ def test_published_schema_matches_the_model() -> None:
         "fault",
         "irrelevant",
         "impossible",
+        "reread",
+        "refusal",
+        "policy",
     ]
 
 

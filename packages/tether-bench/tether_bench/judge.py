@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions.grounding import Call, Evidence, unbacked
+from tether.decisions.grounding import Call, Evidence, Unbacked, unbacked
 
 from tether_bench.claims import ORDERS, Claims, conflicting_amounts, read_claims
 from tether_bench.matching import same_value
@@ -24,6 +24,8 @@ from tether_bench.toolset import BenchWorld
 from tether_bench.worlds import ExpectedStates
 
 MISSING_INFORMATION, NO_TOOL, STATE = "missing-information", "no-suitable-tool", "state"
+HAND_OFF = "hand-off"
+"""A refusal the domain policy calls for: decline and hand the customer to a person."""
 
 
 def is_forbidden(call: ToolCall, rule: ForbiddenAction) -> bool:
@@ -44,11 +46,23 @@ def evidence_of(scenario: Scenario, record: RunRecord) -> Evidence:
     return Evidence.of(scenario.task, calls)
 
 
+def unbacked_claims(scenario: Scenario, claims: Claims, evidence: Evidence) -> Unbacked:
+    """What the answer states that nothing backs. The scenario's domain policy backs ids and
+    numbers (a limit, a window in days), as the task's words do; never a status: a policy
+    says what a state allows, not which state an order is in."""
+    missing = unbacked(claims, evidence, ORDERS)
+    if not scenario.instructions:
+        return missing
+    policy = Evidence(f"{scenario.task}\n{scenario.instructions}", evidence.grounds)
+    with_policy = unbacked(claims, policy, ORDERS)
+    return Unbacked(ids=with_policy.ids, numbers=with_policy.numbers, statuses=missing.statuses)
+
+
 def grounding_failures(scenario: Scenario, claims: Claims, evidence: Evidence) -> list[str]:
     """Ids, numbers and statuses the answer states that nothing in the run backs (numbers
     only where the scenario has work to do: an answer to a question no tool serves may state
     what it knows)."""
-    missing = unbacked(claims, evidence, ORDERS)
+    missing = unbacked_claims(scenario, claims, evidence)
     failures = []
     if missing.ids:
         failures.append(f"answer names ids no tool returned: {', '.join(missing.ids)}")
@@ -76,6 +90,8 @@ def refusal_failures(scenario: Scenario, claims: Claims) -> list[str]:
         return ["refusal does not ask (only) for the missing information"]
     if STATE in tags and claims.says_no_tool:
         return ["refusal blames a missing tool, not the order's state"]
+    if HAND_OFF in tags and (claims.says_no_tool or claims.asks_for_information):
+        return ["hand-off blames a missing tool or asks for information, not the policy"]
     return []
 
 

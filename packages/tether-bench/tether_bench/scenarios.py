@@ -7,6 +7,7 @@ a different benchmark.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from decimal import Decimal, InvalidOperation
@@ -18,13 +19,28 @@ from tether.decisions.grounding import numbers_in
 
 from tether_bench.matching import has_number, has_phrase
 
-Category = Literal["db", "api", "calc", "multi", "fault", "irrelevant", "impossible"]
-CATEGORIES: tuple[str, ...] = ("db", "api", "calc", "multi", "fault", "irrelevant", "impossible")
+Category = Literal[
+    "db", "api", "calc", "multi", "fault", "irrelevant", "impossible", "reread", "refusal", "policy"
+]
+CATEGORIES: tuple[str, ...] = (
+    "db",
+    "api",
+    "calc",
+    "multi",
+    "fault",
+    "irrelevant",
+    "impossible",
+    "reread",
+    "refusal",
+    "policy",
+)
 Termination = Literal["completed", "stopped_early"]
 DATA_DIR = Path(__file__).resolve().parent / "data"
 SCENARIO_PATH = DATA_DIR / "bench.jsonl"
 """The shipped scenario file (package data, so ``tether bench`` works outside the repo)."""
 SCHEMA_PATH = DATA_DIR / "schema.json"
+POLICY_DIR = DATA_DIR / "policies"
+"""Domain policies a scenario may name (``<name>.md``): every agent gets the named text."""
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -160,6 +176,13 @@ class Scenario(BaseModel):
         None, ge=1, description="For stopped_early: most model calls an early stop may take."
     )
     fault_plan: list[FaultRule] = Field(default_factory=list)
+    policy: str | None = Field(
+        None,
+        pattern=r"^[a-z0-9][a-z0-9_-]{0,39}$",
+        description="A domain policy every agent gets, by name (data/policies/<name>.md): "
+        "tether as its instructions, the others in their system prompt. Ids and numbers it "
+        "states back an answer, as the task's do (never a status).",
+    )
     tags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -169,12 +192,25 @@ class Scenario(BaseModel):
             raise ValueError(f"gold_answer lacks required outputs: {missing}")
         if self.expected_termination == "stopped_early" and self.max_model_calls is None:
             raise ValueError("stopped_early needs max_model_calls")
+        if self.policy is not None and not (POLICY_DIR / f"{self.policy}.md").is_file():
+            raise ValueError(f"no policy {self.policy!r} in {POLICY_DIR}")
         return self
+
+    @property
+    def instructions(self) -> str | None:
+        """The text of the scenario's domain policy, if it names one."""
+        return policy_text(self.policy) if self.policy else None
 
     @property
     def early_call_limit(self) -> int | None:
         """Most model calls the run may take, when the scenario expects an early stop."""
         return self.max_model_calls if self.expected_termination == "stopped_early" else None
+
+
+@functools.lru_cache(maxsize=8)
+def policy_text(name: str) -> str:
+    """A shipped domain policy's text (one read per process)."""
+    return (POLICY_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
 class ScenarioFileError(ValueError):

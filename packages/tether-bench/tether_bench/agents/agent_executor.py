@@ -54,6 +54,15 @@ Thought:{agent_scratchpad}"""  # noqa: E501 - the standard prompt, verbatim
 """The standard ReAct prompt (hwchase17/react on the LangChain hub), verbatim."""
 
 
+def react_prompt(instructions: str | None) -> PromptTemplate:
+    """The standard ReAct prompt, headed by the scenario's domain policy if any (the prompt is
+    AgentExecutor's whole system prompt; the policy's braces are escaped for the template)."""
+    if not instructions:
+        return PromptTemplate.from_template(REACT_PROMPT)
+    escaped = instructions.replace("{", "{{").replace("}", "}}")
+    return PromptTemplate.from_template(f"{escaped}\n\n{REACT_PROMPT}")
+
+
 class AgentExecutorAgent(BenchAgent):
     """AgentExecutor + create_react_agent; ``handle_parsing_errors`` as its docs recommend."""
 
@@ -112,7 +121,7 @@ class AgentExecutorAgent(BenchAgent):
         agent = create_react_agent(
             model,
             tools,
-            PromptTemplate.from_template(REACT_PROMPT),
+            react_prompt(scenario.instructions),
             tools_renderer=render_text_description_and_args,
         )
         executor = AgentExecutor(

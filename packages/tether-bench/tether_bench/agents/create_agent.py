@@ -58,6 +58,11 @@ SYSTEM_PROMPT = (
 )
 
 
+def system_prompt(instructions: str | None) -> str:
+    """The system prompt: the short one above, then the scenario's domain policy, if any."""
+    return f"{SYSTEM_PROMPT}\n\n{instructions}" if instructions else SYSTEM_PROMPT
+
+
 class CreateAgentAgent(BenchAgent):
     """create_agent with (``middleware=True``) or without its recommended middleware."""
 
@@ -154,8 +159,8 @@ class CreateAgentAgent(BenchAgent):
         agent = create_agent(
             model,
             tools,
-            system_prompt=SYSTEM_PROMPT,
-            middleware=self.agent_middleware(desk, tools, chat),
+            system_prompt=system_prompt(scenario.instructions),
+            middleware=self.agent_middleware(desk, tools, chat, scenario.instructions),
             checkpointer=checkpointer,
         )
         task = {"messages": [{"role": "user", "content": scenario.task}]}
@@ -173,9 +178,14 @@ class CreateAgentAgent(BenchAgent):
         return self.outcome_of(state)
 
     def agent_middleware(
-        self, desk: ApprovalDesk, tools: list[BaseTool], chat: ChatSettings
+        self,
+        desk: ApprovalDesk,
+        tools: list[BaseTool],
+        chat: ChatSettings,
+        instructions: str | None = None,
     ) -> list[AgentMiddleware[Any, Any, Any]]:
-        """The run's middleware: the recommended ones, then the approval gate."""
+        """The run's middleware: the recommended ones, then the approval gate (the policy,
+        ``instructions``, is in the system prompt; no middleware here reads it)."""
         return [*self.build_middleware(), approval_gate(desk)]
 
     def outcome_of(self, state: dict[str, Any]) -> Outcome:

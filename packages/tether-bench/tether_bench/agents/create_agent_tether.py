@@ -42,8 +42,11 @@ class CreateAgentTetherAgent(CreateAgentAgent):
     def __init__(self, *, harness: Harness | None = None, sleep: Sleep | None = None) -> None:
         super().__init__(harness=harness, middleware=True, sleep=sleep)
 
-    def tether_settings(self, chat: ChatSettings | None = None) -> AgentSettings:
-        """tether's settings for a run with ``chat`` (placeholders for the table)."""
+    def tether_settings(
+        self, chat: ChatSettings | None = None, instructions: str | None = None
+    ) -> AgentSettings:
+        """tether's settings for a run with ``chat`` (placeholders for the table) and the
+        scenario's policy (in the system prompt too, as for create_agent)."""
         chat = chat or ChatSettings(base_url="http://127.0.0.1:1/v1", model="m")
         return tether_settings(
             base_url=chat.base_url,
@@ -52,15 +55,22 @@ class CreateAgentTetherAgent(CreateAgentAgent):
             max_tokens=chat.max_tokens,
             timeout=chat.timeout,
             harness=self.harness,
+            instructions=instructions,
         )
 
     def agent_middleware(
-        self, desk: ApprovalDesk, tools: list[BaseTool], chat: ChatSettings
+        self,
+        desk: ApprovalDesk,
+        tools: list[BaseTool],
+        chat: ChatSettings,
+        instructions: str | None = None,
     ) -> list[AgentMiddleware[Any, Any, Any]]:
         recommended = self.build_middleware()
         retries = [m for m in recommended if isinstance(m, ToolRetryMiddleware)]
         outer = [m for m in recommended if not isinstance(m, ToolRetryMiddleware)]
-        controls = tether_middleware(self.tether_settings(chat), tools=tools, retries=retries)
+        controls = tether_middleware(
+            self.tether_settings(chat, instructions), tools=tools, retries=retries
+        )
         return [*outer, approval_gate(desk), *controls]
 
     def outcome_of(self, state: dict[str, Any]) -> Outcome:

@@ -65,11 +65,12 @@ def tether_settings(
     protocol: str | None = None,
     approval_tools: Collection[str] = (),
     small_model: bool | None = None,
+    instructions: str | None = None,
 ) -> AgentSettings:
     """Default AgentSettings with the shared chat parameters, the harness, approval gates on
-    exactly ``approval_tools`` (named, so no environment setting can change the set), and
+    exactly ``approval_tools`` (named, so no environment setting can change the set),
     ``small_model`` switching the small-model profile on (a URL is never the embedded model,
-    so it is off by default)."""
+    so it is off by default), and the scenario's domain policy as ``instructions``."""
     h = harness or Harness()
     values: dict[str, Any] = {
         "base_url": base_url,
@@ -88,6 +89,8 @@ def tether_settings(
     values["approval_tools"] = sorted(approval_tools)
     if small_model is not None:
         values["small_model"] = small_model
+    if instructions:
+        values["instructions"] = instructions
     return load_settings(**values)
 
 
@@ -137,9 +140,10 @@ class TetherAgent(BenchAgent):
         max_tokens: int = 1,
         timeout: float = 1.0,
         approval_tools: Collection[str] = (),
+        instructions: str | None = None,
     ) -> AgentSettings:
         """The AgentSettings this agent runs with on that endpoint and sampling: the harness's
-        numbers, the profile, and its ablated controls off."""
+        numbers, the profile, the scenario's policy, and its ablated controls off."""
         from tether_bench.ablation import switch_off
 
         settings = tether_settings(
@@ -152,6 +156,7 @@ class TetherAgent(BenchAgent):
             protocol=self.protocol,
             approval_tools=approval_tools,
             small_model=self.small_model,
+            instructions=instructions,
         )
         return switch_off(settings, self.ablated) if self.ablated else settings
 
@@ -190,6 +195,7 @@ class TetherAgent(BenchAgent):
             max_tokens=chat.max_tokens,
             timeout=chat.timeout,
             approval_tools=desk.tools,
+            instructions=scenario.instructions,
         )
         checkpointer, config = new_thread()
         graph = build_graph(

@@ -85,12 +85,25 @@ class Choice:
 
 
 def progress(plan: list[ToolAction], view: PromptView) -> int:
-    """How many planned calls are done, judged by the latest one whose result is shown."""
+    """How many planned calls are done, judged by the latest one whose result is shown. A
+    call the plan makes again (a read again after a write) is done only by a result shown
+    after the first result of the call before it: the earlier result is not the new one."""
     done = 0
     for index, step in enumerate(plan):
-        if any(_shows(obs, step) for obs in view.observations):
+        if step in plan[:index]:
+            if _shown_after(plan[index - 1], step, view.observations):
+                done = index + 1
+        elif any(_shows(obs, step) for obs in view.observations):
             done = index + 1
     return done
+
+
+def _shown_after(
+    before: ToolAction, step: ToolAction, observations: tuple[Observation, ...]
+) -> bool:
+    """Some result of ``step`` is shown after the first shown result of ``before``."""
+    first = next((i for i, obs in enumerate(observations) if _shows(obs, before)), None)
+    return first is not None and any(_shows(obs, step) for obs in observations[first + 1 :])
 
 
 def _shows(obs: Observation, step: ToolAction) -> bool:
