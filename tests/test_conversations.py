@@ -127,3 +127,12 @@ def test_the_agents_instructions_reach_the_system_prompt() -> None:
     graph, model, _ = _thread([final("done")], instructions="Refunds take 24 hours.")
     _turn(graph, "hello")
     assert "Refunds take 24 hours." in model.calls[0].messages[0].text
+
+
+def test_a_value_worked_out_from_the_task_alone_is_still_sent_back() -> None:
+    """What the user said backs an answer, but arithmetic on the task's own numbers is the
+    tools' work: 1234.50 * 1.88 stated without a call goes back once."""
+    graph, _, _ = _thread([final("It is 2320.86."), final("It is 2320.86.")], check_final=True)
+    _, trace = _turn(graph, "Calculate 1234.50 * 1.88 for key a.")
+    kinds = [e["detail"].get("step_kind") for e in trace if e["event"] == "decision"]
+    assert kinds == ["sent_back", "final"]

@@ -329,7 +329,8 @@ def ungrounded_numbers(numbers: Sequence[Decimal], evidence: Evidence) -> list[D
     """
     with localcontext(_ARITHMETIC):
         known = sorted(abs(n) for n in evidence.numbers())
-        found = [abs(Decimal(n)) for n in evidence.grounds["numbers"]]
+        said = {abs(n) for n in numbers_in(evidence.task)}  # a result's, not the task's own
+        found = [v for v in (abs(Decimal(n)) for n in evidence.grounds["numbers"]) if v not in said]
         percents = evidence.percents()
         return [n for n in numbers if not backed(abs(n), known, found, percents)]
 
