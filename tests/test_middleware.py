@@ -271,41 +271,6 @@ def test_composed_tool_steps_write_what_a_layer_each_would() -> None:
     assert counts(composed) == counts(apart) == {"lookup_order": counts(apart)["lookup_order"]}
 
 
-def test_a_request_with_other_fields_is_what_dataclasses_replace_makes() -> None:
-    """tether's middleware copy a request field for field to give it other fields (the
-    parts' state, a temperature): the copy holds what ``dataclasses.replace`` gives, for the
-    requests of a real run."""
-    import dataclasses
-
-    from langchain.agents.middleware import AgentMiddleware
-    from langchain.agents.middleware.types import ModelRequest
-    from tether.middleware.common import _COPIED, replaced
-
-    seen: list[Any] = []
-
-    class Seen(AgentMiddleware[Any, Any, Any]):
-        def wrap_model_call(self, request: Any, handler: Any) -> Any:
-            seen.append(request)
-            return handler(request)
-
-        def wrap_tool_call(self, request: Any, handler: Any) -> Any:
-            seen.append(request)
-            return handler(request)
-
-    replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
-    agent, _ = agent_with(replies, [lookup_order], [Seen()], system_prompt="Be brief.")
-    agent.invoke(ask())
-    assert {type(request) for request in seen} == set(_COPIED) and len(seen) == 3
-    for request in seen:
-        changes: list[dict[str, Any]] = [{"state": {"tether_x": 1}}]
-        if isinstance(request, ModelRequest):
-            changes += [{"model_settings": {"temperature": 0.1}}, {"tools": None}]
-        for fields in changes:
-            copied, made = replaced(request, **fields), dataclasses.replace(request, **fields)
-            assert type(copied) is type(made) and vars(copied) == vars(made)
-            assert copied is not request and vars(request) != vars(copied)
-
-
 def test_a_middlewares_hooks_keep_their_signature_and_their_middleware() -> None:
     """Read from a middleware, a hook is bound to it with the bound method's signature, kept
     for the next reads; read through super() from a subclass's own hook, it is the base's."""

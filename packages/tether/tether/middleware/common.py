@@ -11,7 +11,6 @@ write in one step have a reducer, since LangGraph takes one plain value per fiel
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -148,39 +147,6 @@ def counted(view: Any) -> dict[str, Any]:
 
 def as_settings(settings: AgentSettings | None) -> AgentSettings:
     return settings if settings is not None else AgentSettings()
-
-
-# --- a request with other fields -------------------------------------------------------------
-
-RequestT = TypeVar("RequestT", ModelRequest[Any], ToolCallRequest)
-_COPIED: dict[type, tuple[frozenset[str], tuple[str, ...]]] = {
-    kind: (frozenset(field.name for field in dataclasses.fields(kind)), defaulted)
-    for kind, defaulted in ((ModelRequest, ("tools", "model_settings")), (ToolCallRequest, ()))
-    if not hasattr(kind, "__post_init__")
-    and not any(c.__dict__.get("__slots__") for c in kind.__mro__)
-}
-"""The request types a copy may be made of field for field: each a dataclass whose fields
-are its attributes, whose constructor works out nothing but a default for the ``defaulted``
-fields when given None."""
-
-
-def replaced(request: RequestT, **fields: Any) -> RequestT:
-    """``dataclasses.replace(request, **fields)`` (what ``ModelRequest.override`` does with
-    these fields). A request of a type in :data:`_COPIED` that holds its fields alone, none
-    of them left to a default, is copied as it is: ``replace`` runs its constructor and
-    ``__setattr__`` field by field, for ten times the cost, at every step."""
-    known = _COPIED.get(type(request))
-    held = request.__dict__
-    if known is None or held.keys() != known[0] or not fields.keys() <= known[0]:
-        return dataclasses.replace(request, **fields)
-    new = object.__new__(type(request))
-    values = new.__dict__
-    values.update(held)
-    values.update(fields)
-    for name in known[1]:
-        if values[name] is None:
-            return dataclasses.replace(request, **fields)
-    return new
 
 
 # --- notes on a model request -----------------------------------------------------------------

@@ -26,7 +26,6 @@ from tether.middleware.common import (
     TetherState,
     as_settings,
     counted,
-    replaced,
     run_view,
     window_of,
     with_note,
@@ -178,4 +177,4 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
         successes = streak(self.steps(view), frozenset({"success"}))
         temperature = stops.temperature_for(successes, self.settings)
         settings = {**request.model_settings, "temperature": temperature}
-        return Plan(replaced(request, model_settings=settings))
+        return Plan(request.override(model_settings=settings))
