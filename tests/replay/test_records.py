@@ -214,3 +214,15 @@ def test_inferred_tools_and_write_verbs(tmp_path: Path) -> None:
     assert spec.parameters["required"] == ["order_id"]
     assert all(is_write_name(n) for n in ("cancel_order", "CancelOrder", "cancel-order"))
     assert not any(is_write_name(n) for n in ("get_order", "process_payment", ""))
+
+
+def test_a_hostile_log_nested_deep_is_a_clear_error_not_a_crash(tmp_path: Path) -> None:
+    """A log is untrusted: JSON or a calls repr nested 100,000 deep gets a RecordError."""
+    deep = "[" * 100_000 + "]" * 100_000
+    (tmp_path / "deep.jsonl").write_text(deep + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"deep\.jsonl:1: JSON nested too deep"):
+        list(read_conversations(tmp_path / "deep.jsonl"))
+    run = {"uid": "r", "ev": [{"r": "u", "x": "hi"}, {"r": "a", "x": "", "c": deep}]}
+    (tmp_path / "calls.jsonl").write_text(json.dumps(run) + "\n", encoding="utf-8")
+    with pytest.raises(RecordError, match=r"calls\.jsonl:1: unreadable tool calls"):
+        list(read_conversations(tmp_path / "calls.jsonl"))

@@ -156,7 +156,7 @@ def _listed(calls: Any) -> list[dict[str, Any]]:
 
         try:
             calls = ast.literal_eval(calls) if calls.strip() else []
-        except (ValueError, SyntaxError):
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
             raise RecordError(f"unreadable tool calls {calls[:80]!r}") from None
     return [c for c in calls or [] if isinstance(c, dict)]
 
@@ -316,3 +316,5 @@ def _loads(text: str, where: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"{where}: not JSON ({exc.msg} at line {exc.lineno})") from None
+    except RecursionError:
+        raise RecordError(f"{where}: JSON nested too deep to read") from None
