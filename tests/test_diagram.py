@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from tether import build_graph
 from tether.decisions.routing import EDGE_LABELS
-from tether.loop.diagram import mermaid
+from tether.graph.diagram import mermaid
 
 ROOT = Path(__file__).parent.parent
 

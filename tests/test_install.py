@@ -115,7 +115,7 @@ def test_the_core_wheel_holds_only_the_loop(wheels: dict[str, Path]) -> None:
     names = zipfile.ZipFile(wheels["tether"]).namelist()
     tops = {name.split("/")[0] for name in names}
     assert tops == {"tether", "tether-0.1.0.dist-info"}
-    assert any(name == "tether/loop/builder.py" for name in names)
+    assert any(name == "tether/graph/builder.py" for name in names)
 
 
 def test_the_core_wheel_requires_only_what_the_core_needs(wheels: dict[str, Path]) -> None:

@@ -12,7 +12,7 @@ import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.decisions import routing
-from tether.loop.edge import Edge
+from tether.graph.edge import Edge
 from tether.testing import ScriptedChatModel
 
 from tests.scripts import act, final

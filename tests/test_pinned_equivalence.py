@@ -51,9 +51,9 @@ from tether import AgentSettings, ToolRegistry, tool
 from tether.decisions import small_model
 from tether.decisions.offer import Offer
 from tether.errors import SettingsError
+from tether.graph.edge import Edge
 from tether.llm.protocols import PROTOCOLS
 from tether.llm.schema_shape import tool_arguments
-from tether.loop.edge import Edge
 from tether.memory.tokens import CACHED_TEXT_CHARS, TiktokenCounter, count_messages
 from tether.nodes.base import Node
 from tether.nodes.deps import Deps, _unbound

@@ -377,12 +377,12 @@ def test_private_uses_catches_an_internal_import() -> None:
     """The boundary check itself: an internal module, or a name not in __all__, is caught."""
     tree = ast.parse(
         "from tether.decisions.policy import gate\nfrom tether import Agent, _exports\n"
-        "import tether.loop.builder\n"
+        "import tether.graph.builder\n"
     )
     assert private_uses({"tether_x/m.py": tree}) == [
         "tether_x/m.py: tether.decisions.policy.gate",
         "tether_x/m.py: tether._exports",
-        "tether_x/m.py: tether.loop.builder",
+        "tether_x/m.py: tether.graph.builder",
     ]
 
 

@@ -24,9 +24,9 @@ if TYPE_CHECKING:
         TetherError,
         TransientToolError,
     )
+    from tether.graph.builder import build_graph
+    from tether.graph.diagram import mermaid
     from tether.llm.model import make_chat_model
-    from tether.loop.builder import build_graph
-    from tether.loop.diagram import mermaid
     from tether.settings import AgentSettings, RunSettings, load_settings
     from tether.state import STATUSES, Status, StatusInfo, TraceEvent, TraceEventName
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
@@ -70,11 +70,11 @@ _EXPORTS = {
     "TraceEventName": "tether.state",
     "TransientToolError": "tether.errors",
     "UnknownRunError": "tether.agent",
-    "build_graph": "tether.loop.builder",
+    "build_graph": "tether.graph.builder",
     "error": "tether.tools",
     "load_settings": "tether.settings",
     "make_chat_model": "tether.llm.model",
-    "mermaid": "tether.loop.diagram",
+    "mermaid": "tether.graph.diagram",
     "success": "tether.tools",
     "tool": "tether.tools",
 }

@@ -30,7 +30,7 @@ from tether.control.runs import step_lines
 from tether.control.store import AsyncRunStore, RunStore
 from tether.decisions.rules import Rule
 from tether.errors import TetherError
-from tether.loop.builder import build_graph
+from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
 from tether.state import ZERO_USAGE, AgentState, Status, TraceEvent, Usage
 from tether.tools.registry import ToolRegistry

@@ -5,7 +5,7 @@ the values a run will use), an empty tool registry, and the model built from the
 first call, so loading it contacts no server.
 """
 
-from tether.loop.builder import build_graph
+from tether.graph.builder import build_graph
 from tether.settings import load_settings
 
 graph = build_graph(load_settings())

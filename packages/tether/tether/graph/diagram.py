@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tether.loop.builder import build_graph
+from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
 
 

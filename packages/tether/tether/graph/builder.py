@@ -23,7 +23,7 @@ from langgraph.store.base import BaseStore
 from tether.control.approval import keeping_answers
 from tether.decisions import routing
 from tether.decisions.rules import DEFAULT_RULES, Rule
-from tether.loop.edge import Edge
+from tether.graph.edge import Edge
 from tether.memory.tokens import TokenCounter
 from tether.nodes.act import Act
 from tether.nodes.approve import Approve
