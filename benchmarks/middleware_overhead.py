@@ -25,9 +25,9 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage
+from langchain_tether import tether_middleware
 from scripted import USAGE, clock_start
 from tether import AgentSettings, tool
-from tether.middleware import tether_middleware
 from tether.testing import ScriptedChatModel
 
 STEPS = 9

@@ -24,8 +24,8 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langchain_tether import tether_middleware
 from langgraph.checkpoint.sqlite import SqliteSaver
-from tether.middleware import tether_middleware
 from tether.testing import ScriptedChatModel
 from tether_world import World
 

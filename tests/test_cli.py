@@ -12,7 +12,7 @@ from typing import Any, get_args
 
 import pytest
 from rich.console import Console
-from tether import STATUSES, Status, TraceEventName
+from tether import CAUSES, STATUSES, Status, StopCause, TraceEventName
 from tether.agent import Agent
 from tether.control.store import open_run_store
 from tether.settings import AgentSettings
@@ -345,12 +345,21 @@ def printed(*events: Any) -> str:
 
 
 @pytest.mark.parametrize("status", list(STATUSES))
-def test_the_end_of_a_run_says_what_its_status_means(status: str) -> None:
+def test_the_end_of_an_older_run_says_what_its_status_means(status: str) -> None:
     usage = {"input_tokens": 1, "output_tokens": 2, "total_tokens": 3}
     detail = {"status": status, "reason": "the reason", "usage": usage}
     out = printed({"step": 2, "event": "finish", "detail": detail})
     assert f"{status}: {STATUSES[status].meaning}\n" in out
     assert "why    the reason" in out
+
+
+@pytest.mark.parametrize("cause", list(get_args(StopCause)))
+def test_the_end_of_a_run_says_what_stopped_it(cause: str) -> None:
+    """The console tells the cause, not the status: two rules that end ``failed`` (the
+    breaker, one tool's failures) read differently."""
+    detail = {"status": "failed", "cause": cause, "reason": "the reason", "usage": {}}
+    out = printed({"step": 2, "event": "finish", "detail": detail})
+    assert f"failed ({cause}): {CAUSES[cause]}\n" in out
 
 
 def test_a_replay_before_the_end_is_told() -> None:

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 from tether import AgentSettings, ToolRegistry, tool
-from tether.decisions import policy, routing, stops
+from tether.decisions import policy, routing, stop_rules, stops
+from tether.decisions.stop_rules import StopFacts
 from tether.state import call_key, record_calls
 
 SETTINGS = AgentSettings()
@@ -183,32 +184,35 @@ def test_judge_ignores_answers_that_are_not_decisions() -> None:
 def test_breaker_needs_consecutive_failures() -> None:
     history: Any = [rec("tool_error", 1), rec("success", 2), rec("tool_error", 3)]
     history.append(rec("parse_failure", 4))
-    assert stops.breaker(history, 2, SETTINGS) is None
+    assert stop_rules.breaker(StopFacts(4, history, 2), SETTINGS) is None
     history.append(rec("unknown_tool", 5, summary="no such tool"))
-    assert stops.breaker(history, 3, SETTINGS) is None  # about to open: the note warns first
+    # about to open: the note warns first
+    assert stop_rules.breaker(StopFacts(5, history, 3), SETTINGS) is None
     history.append(rec("tool_error", 6, summary="still broken"))
-    tripped = stops.breaker(history, 4, SETTINGS)
+    tripped = stop_rules.breaker(StopFacts(6, history, 4), SETTINGS)
     assert tripped and tripped["status"] == "failed" and "no such tool" in tripped["reason"]
+    assert tripped["cause"] == "breaker"
     assert "step 3 tool_error" in tripped["reason"] and "step 1" not in tripped["reason"]
 
 
 def test_final_answer_wins_over_the_step_cap() -> None:
-    state: Any = {"steps": 10}
-    verdict = stops.after_step(state, [rec("final", 10)], 0, AgentSettings(max_steps=10))  # type: ignore[list-item]
-    assert verdict and verdict["status"] == "completed"
+    facts = StopFacts(10, [rec("final", 10)], 0)  # type: ignore[list-item]
+    verdict = stop_rules.first_stop(facts, AgentSettings(max_steps=10))
+    assert verdict and verdict["status"] == "completed" and verdict["cause"] == "answer"
 
 
 def test_step_cap_gives_max_steps() -> None:
     history: Any = [rec("success", 10)]
-    verdict = stops.after_step({"steps": 10}, history, 0, AgentSettings(max_steps=10))
-    assert verdict and verdict["status"] == "max_steps"
-    assert stops.after_step({"steps": 9}, history, 0, AgentSettings(max_steps=10)) is None
+    verdict = stop_rules.first_stop(StopFacts(10, history, 0), AgentSettings(max_steps=10))
+    assert verdict and verdict["status"] == "max_steps" and verdict["cause"] == "step_cap"
+    assert stop_rules.first_stop(StopFacts(9, history, 0), AgentSettings(max_steps=10)) is None
 
 
 def test_budget_is_exceeded_only_past_the_limit() -> None:
     at: Any = {"input_tokens": 90, "output_tokens": 10, "total_tokens": 100}
-    assert stops.over_budget(at, AgentSettings(token_budget=100)) is None
-    verdict = stops.over_budget(at, AgentSettings(token_budget=99))
+    facts = StopFacts(1, [rec("success", 1)], 0, usage=at)  # type: ignore[list-item]
+    assert stop_rules.over_budget(facts, AgentSettings(token_budget=100)) is None
+    verdict = stop_rules.over_budget(facts, AgentSettings(token_budget=99))
     assert verdict and verdict["status"] == "partial" and "spent 100" in verdict["reason"]
 
 
@@ -219,7 +223,7 @@ def test_pre_call_check_counts_the_estimate_and_cancel_comes_first() -> None:
     verdict = policy.before_call(state, budget, prompt_tokens=21, cancelled=None)
     assert verdict and "next prompt ~21" in verdict["reason"]
     stop = policy.before_call(state, budget, prompt_tokens=21, cancelled="by ops")
-    assert stop == {"status": "cancelled", "reason": "cancelled: by ops"}
+    assert stop == {"status": "cancelled", "cause": "cancel", "reason": "cancelled: by ops"}
 
 
 def test_the_reserve_for_the_last_answer_is_kept_except_by_that_call() -> None:
@@ -237,10 +241,10 @@ def test_the_reserve_for_the_last_answer_is_kept_except_by_that_call() -> None:
 
 def test_same_reply_counts_identical_unusable_replies_in_a_row() -> None:
     same: Any = rec("parse_failure", fp="thought:i need to check")
-    assert stops.same_reply([same, same], 2) and not stops.same_reply([same, same], 3)
-    assert stops.same_reply([same] * 3, 3)
-    assert not stops.same_reply([same, rec("success"), same], 2)  # type: ignore[list-item]
-    assert not stops.same_reply([rec("parse_failure", fp=None)] * 2, 2)  # type: ignore[list-item]
+    assert stop_rules.same_reply([same, same], 2) and not stop_rules.same_reply([same, same], 3)
+    assert stop_rules.same_reply([same] * 3, 3)
+    assert not stop_rules.same_reply([same, rec("success"), same], 2)  # type: ignore[list-item]
+    assert not stop_rules.same_reply([rec("parse_failure", fp=None)] * 2, 2)  # type: ignore[list-item]
 
 
 def test_temperature_and_switch_thresholds() -> None:

@@ -24,12 +24,7 @@ from langchain.agents.middleware import (
 )
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
-from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
-from tether import AgentSettings, ScriptExhaustedError, tool
-from tether.decisions import final_check, policy, stops
-from tether.decisions.policy import GateDecision
-from tether.middleware import (
+from langchain_tether import (
     CalmTemperatureMiddleware,
     CircuitBreakerMiddleware,
     FinalAnswerCheckMiddleware,
@@ -41,6 +36,11 @@ from tether.middleware import (
     tether_middleware,
     tether_part,
 )
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+from tether import AgentSettings, ScriptExhaustedError, tool
+from tether.decisions import final_check, policy, stop_rules, stops
+from tether.decisions.policy import GateDecision
 from tether.testing import ScriptedChatModel
 
 from tests import forked
@@ -304,8 +304,8 @@ def test_a_reduced_channel_copies_as_langgraphs_own_channel_does() -> None:
     """The channels of tether's fields with a reducer copy themselves without LangGraph's
     re-derivation of the type: the copy holds the same value, key and reducer, and moves on
     its own."""
+    from langchain_tether.kept import Reduced
     from langgraph.channels.binop import BinaryOperatorAggregate
-    from tether.middleware.kept import Reduced
 
     for kind in (Reduced, BinaryOperatorAggregate):
         channel = kind(list, lambda a, b: [*a, *b])
@@ -456,8 +456,8 @@ def test_a_breaker_whose_last_answer_does_not_fit_the_budget_ends_without_it() -
 @given(st.text(max_size=40))
 def test_a_texts_utf8_bytes_bound_its_tokens(text: str) -> None:
     """The budget's bound on a text not counted yet: its tokens are a byte each at least."""
+    from langchain_tether.budget import _bytes
     from tether.memory.tokens import TiktokenCounter
-    from tether.middleware.budget import _bytes
 
     assert TiktokenCounter().count(text) <= _bytes(text)
 
@@ -868,24 +868,24 @@ def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyP
     assert {c.kwargs["temperature"] for c in model.calls} == {1.25}
     assert any(m.text == "PATCHED NOTE" for m in out["messages"])
 
-    verdict = {"status": "failed", "reason": "patched breaker", "cap": True}
-    monkeypatch.setattr(stops, "breaker", lambda *a: verdict)
+    verdict = {"status": "failed", "cause": "breaker", "reason": "patched breaker", "cap": True}
+    monkeypatch.setattr(stop_rules, "breaker", lambda *a: verdict)
     settings = AgentSettings(cap_answer=False)
     agent, model = agent_with([], [lookup_order], [CircuitBreakerMiddleware(settings)])
     assert agent.invoke(ask())["tether_reason"] == "patched breaker" and not model.calls
 
-    budget = {"status": "partial", "reason": "patched budget", "cap": True}
+    budget = {"status": "partial", "cause": "budget", "reason": "patched budget", "cap": True}
     monkeypatch.setattr(policy, "before_call", lambda *a, **k: budget)
     agent, model = agent_with([], [lookup_order], [TokenBudgetMiddleware(settings)])
     assert agent.invoke(ask())["tether_reason"] == "patched budget" and not model.calls
 
 
 def test_each_middleware_calls_the_core_modules_not_copies() -> None:
-    import tether.middleware.budget as budget
-    import tether.middleware.closing as closing
-    import tether.middleware.final as final
-    import tether.middleware.repeat as repeat
-    import tether.middleware.steps as steps
+    import langchain_tether.budget as budget
+    import langchain_tether.closing as closing
+    import langchain_tether.final as final
+    import langchain_tether.repeat as repeat
+    import langchain_tether.steps as steps
 
     uses = {
         budget: ["policy.before_call"],
@@ -898,14 +898,14 @@ def test_each_middleware_calls_the_core_modules_not_copies() -> None:
             "side_effects.unresolved_after",
             "side_effects.must_resolve_first",
         ],
-        steps: ["stops.breaker", "stops.switch_hint", "stops.temperature_for"],
+        steps: ["stop_rules.breaker", "stops.switch_hint", "stops.temperature_for"],
         final: ["final_check.check_final", "final_check.record_result"],
     }
     for module, calls in uses.items():
         source = inspect.getsource(module)
         assert all(f"{name}(" in source for name in calls), module.__name__
     for middleware in (RepeatGuardMiddleware, FinalAnswerCheckMiddleware):
-        assert middleware.__module__.startswith("tether.middleware")
+        assert middleware.__module__.startswith("langchain_tether")
 
 
 # --- a tool that returns a list (ToolNode takes one) -----------------------------------------
@@ -953,7 +953,7 @@ def test_a_failure_a_tool_answers_in_a_list_counts_toward_the_breaker(shape: str
 @given(st.text(alphabet=' \t\n\r\x0b\ufeff{}[]":,-+.0123456789eEtrufalsnNIiy', max_size=8))
 def test_a_tools_text_is_read_as_json_exactly_when_json_parses_it(text: str) -> None:
     """The reading skips the parse of a text that cannot be JSON: the same data either way."""
-    from tether.middleware.common import _data
+    from langchain_tether.common import _data
 
     try:
         expected = json.loads(text)

@@ -79,10 +79,6 @@ MISSING = {
         "langgraph.checkpoint.sqlite",
         "from tether.control import open_run_store; open_run_store('x.sqlite')",
     ),
-    "middleware": (
-        "langchain",
-        "import tether.middleware",
-    ),
     "postgres": (
         "psycopg",
         "from tether.control import open_run_store; open_run_store('postgres://u@127.0.0.1:1/db')",

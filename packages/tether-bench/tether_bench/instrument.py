@@ -152,6 +152,7 @@ class RunRecorder(BaseCallbackHandler):
             answer=outcome.answer,
             termination=outcome.termination,
             termination_reason=outcome.reason,
+            termination_cause=outcome.cause,
             wall_s=wall,
             model_calls=calls,
             tool_calls=tools,

@@ -80,6 +80,8 @@ class Outcome(BaseModel):
     answer: str | None = None
     termination: TerminationKind
     reason: str = ""
+    cause: str | None = None
+    """tether's stop cause (:data:`tether.StopCause`), for tether's agents; None for others."""
 
 
 class Verdict(BaseModel):
@@ -99,6 +101,7 @@ class RunRecord(BaseModel):
     answer: str | None = None
     termination: TerminationKind
     termination_reason: str = ""
+    termination_cause: str | None = None
     wall_s: float
     model_calls: list[ModelCall] = Field(default_factory=list)
     tool_calls: list[ToolCall] = Field(default_factory=list)

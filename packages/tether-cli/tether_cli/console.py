@@ -188,15 +188,12 @@ class TracePrinter:
             self._line("loop", f"step failed ({what}; {streak} in a row): {note}", "yellow")
 
     def _on_finish(self, step: int, detail: dict[str, Any]) -> None:
-        from tether import STATUSES  # a run has loaded tether's state by now
-
         usage = detail.get("usage") or {}
         status = detail["status"]
         style = STATUS_STYLE.get(status, "bold")
-        info = STATUSES.get(status)
-        means = info.meaning if info is not None else detail["reason"]
+        ending, means = _ending(status, detail.get("cause"), detail["reason"])
         elapsed = time.monotonic() - self._started
-        said = f"{escape(visible(str(status)))}[/{style}]: {escape(visible(means))}"
+        said = f"{escape(visible(ending))}[/{style}]: {escape(visible(means))}"
         self.console.print(f"[{style}]{said}")
         self._line("why", detail["reason"])
         if status == "completed" and self._answer is not None:
@@ -232,3 +229,14 @@ EVENT_HANDLERS: dict[TraceEventName, Callable[[TracePrinter, int, dict[str, Any]
 }
 """How each trace event is printed: every :data:`tether.TraceEventName` has an entry (a test
 checks), so a new event cannot be dropped unseen; a name not here is printed as unknown."""
+
+
+def _ending(status: Any, cause: Any, reason: str) -> tuple[str, str]:
+    """How the run ended and what that means: its status and stop cause, told by the cause
+    (a trace from an older tether may have none: then by the status)."""
+    from tether import CAUSES, STATUSES  # a run has loaded tether's state by now
+
+    if isinstance(cause, str) and cause in CAUSES:
+        return f"{status} ({cause})", CAUSES[cause]
+    info = STATUSES.get(status) if isinstance(status, str) else None
+    return str(status), info.meaning if info is not None else reason

@@ -34,7 +34,7 @@ def finish(final: dict[str, Any], as_json: bool, trace: list[Any] = ()) -> None:
 
 def result_view(state: dict[str, Any], trace: list[Any]) -> dict[str, Any]:
     """The parts of a final state a script wants, and the run's trace."""
-    keys = ("status", "reason", "answer", "steps", "usage", "run_id", "task")
+    keys = ("status", "cause", "reason", "answer", "steps", "usage", "run_id", "task")
     view = {key: state.get(key) for key in keys}
     view["reasoning_buffer"] = state.get("reasoning_buffer", [])
     view["tool_buffer"] = state.get("tool_buffer", [])

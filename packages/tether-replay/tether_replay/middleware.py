@@ -32,10 +32,10 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
 from langchain_core.outputs import ChatResult
 from langchain_core.tools import BaseTool
+from langchain_tether import tether_middleware, tether_part
 from langgraph.checkpoint.memory import InMemorySaver
 from pydantic import Field
 from tether import AgentSettings
-from tether.middleware import tether_middleware, tether_part
 
 from tether_replay import verdicts
 from tether_replay.loop import REPLAY_SETTINGS

@@ -28,18 +28,26 @@ if TYPE_CHECKING:
     from tether.graph.diagram import mermaid
     from tether.llm.model import make_chat_model
     from tether.settings import AgentSettings, RunSettings, load_settings
-    from tether.state import STATUSES, Status, StatusInfo, TraceEvent, TraceEventName
+    from tether.state import (
+        CAUSES,
+        STATUSES,
+        Status,
+        StatusInfo,
+        StopCause,
+        TraceEvent,
+        TraceEventName,
+    )
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
 
 PUBLIC_MODULES = (
     "tether",
     "tether.control",
     "tether.dburl",
+    "tether.decisions",
     "tether.decisions.grounding",
     "tether.extras",
     "tether.llm",
     "tether.memory",
-    "tether.middleware",
     "tether.testing",
     "tether.tools",
 )
@@ -57,11 +65,13 @@ _EXPORTS = {
     "RunOutline": "tether.agent_base",
     "RunResult": "tether.agent",
     "RunSettings": "tether.settings",
+    "CAUSES": "tether.state",
     "STATUSES": "tether.state",
     "ScriptExhaustedError": "tether.errors",
     "SettingsError": "tether.errors",
     "Status": "tether.state",
     "StatusInfo": "tether.state",
+    "StopCause": "tether.state",
     "TaskError": "tether.errors",
     "TetherError": "tether.errors",
     "ToolRegistry": "tether.tools",
@@ -80,6 +90,7 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "CAUSES",
     "PUBLIC_MODULES",
     "STATUSES",
     "Agent",
@@ -97,6 +108,7 @@ __all__ = [
     "SettingsError",
     "Status",
     "StatusInfo",
+    "StopCause",
     "TaskError",
     "TetherError",
     "ToolRegistry",

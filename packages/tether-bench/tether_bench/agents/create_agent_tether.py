@@ -1,7 +1,7 @@
 """``create_agent`` as recommended, with tether's controls added as middleware.
 
 The agent is :mod:`tether_bench.agents.create_agent`'s, middleware and approval gate alike,
-with :func:`tether.middleware.tether_middleware` added in the order docs/middleware.md gives:
+with :func:`langchain_tether.tether_middleware` added in the order docs/middleware.md gives:
 the step and tool-call limits and ModelRetryMiddleware first, then LangChain's
 HumanInTheLoopMiddleware (so tether sees the calls the operator approved or edited), then
 tether's controls, with the recommended ToolRetryMiddleware placed inside them (a write's
@@ -21,12 +21,13 @@ from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
 from langchain_core.tools import BaseTool
-from tether import STATUSES, AgentSettings
-from tether.middleware import answer_of, tether_middleware
+from langchain_tether import answer_of, tether_middleware
+from tether import AgentSettings
 
 from tether_bench.agents.base import ChatSettings, Sleep
 from tether_bench.agents.create_agent import CreateAgentAgent, approval_gate
-from tether_bench.agents.tether_agent import TERMINATIONS, tether_settings
+from tether_bench.agents.tether_agent import outcome_of as tether_outcome
+from tether_bench.agents.tether_agent import tether_settings
 from tether_bench.gates import ApprovalDesk
 from tether_bench.harness import Harness, VariantSettings
 from tether_bench.records import Outcome
@@ -75,16 +76,16 @@ class CreateAgentTetherAgent(CreateAgentAgent):
 
     def outcome_of(self, state: dict[str, Any]) -> Outcome:
         """tether's ending when it ended the run (with the answer it asked for at a cap, if
-        any); else create_agent's."""
-        status = state.get("tether_status")
-        if status is None:
+        any), by its stop cause; else create_agent's."""
+        if state.get("tether_status") is None:
             return super().outcome_of(state)
-        info = STATUSES.get(status)
-        reason = str(state.get("tether_reason") or "")
-        if info is None:
-            return Outcome(termination="error", reason=f"tether has no status {status!r}: {reason}")
-        termination = TERMINATIONS[info.status]
-        return Outcome(answer=answer_of(state), termination=termination, reason=reason[:500])
+        ended = {
+            "cause": state.get("tether_cause"),
+            "status": state.get("tether_status"),
+            "reason": str(state.get("tether_reason") or "")[:500],
+            "answer": answer_of(state),
+        }
+        return tether_outcome(ended)
 
     def settings(self) -> VariantSettings:
         settings = self.tether_settings()

@@ -17,7 +17,7 @@ from collections.abc import Collection
 from typing import Any
 
 from langchain_openai import ChatOpenAI
-from tether import STATUSES, AgentSettings, Status, build_graph, load_settings
+from tether import AgentSettings, StopCause, build_graph, load_settings
 
 from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
 from tether_bench.gates import ApprovalDesk, new_thread, run_gated
@@ -26,32 +26,36 @@ from tether_bench.instrument import RecordingRegistry
 from tether_bench.records import Outcome, TerminationKind
 from tether_bench.scenarios import Scenario
 
-TERMINATIONS: dict[Status, TerminationKind] = {
-    "completed": "completed",
-    "max_steps": "max_steps",
-    "no_progress": "no_progress",
-    "failed": "failed",
-    "partial": "partial",
-    # run_gated returns once nothing is pending: a run still running did not end as tether
-    # ends runs, so it is an error, not a controller's stop
-    "running": "error",
+TERMINATIONS: dict[StopCause, TerminationKind] = {
+    "answer": "completed",
+    "step_cap": "max_steps",
+    "budget": "partial",
+    "breaker": "failed",
+    "tool_failures": "failed",
+    "unsettled": "failed",
+    "rule": "failed",  # the benchmark sets no rule: a rule's stop is a stop that failed
+    "repeat": "no_progress",
+    "same_reply": "no_progress",
     # the harness never cancels (no cancel store): a cancelled run was stopped from outside
-    # the benchmark, which is no termination of the agent's own either
-    "cancelled": "error",
+    # the benchmark, which is no termination of the agent's own
+    "cancel": "error",
 }
-"""How each tether status counts in the benchmark: every status (a test checks), so a new
-one cannot fall into "error" unseen."""
+"""How each of tether's stop causes counts in the benchmark: every cause (a test checks), so
+a new one cannot fall into "error" unseen. Keyed on the cause, never the status."""
 
 
 def outcome_of(state: dict[str, Any]) -> Outcome:
-    """A final state's outcome. A status this tether does not have is an error that names it,
-    never passed off as one of the known ones."""
-    status, reason = state.get("status"), str(state.get("reason", ""))
-    info = STATUSES.get(status) if isinstance(status, str) else None
-    if info is None:
-        reason = f"tether has no status {status!r}: {reason}"
+    """A final state's outcome, by its stop cause. A run with no cause this tether has (still
+    running, or from another version) is an error that names what it had, never passed off
+    as a known ending."""
+    cause, status = state.get("cause"), state.get("status")
+    reason = str(state.get("reason", "") or "")
+    if cause not in TERMINATIONS:
+        reason = f"tether has no stop cause {cause!r} (status {status!r}): {reason}"
         return Outcome(answer=state.get("answer"), termination="error", reason=reason)
-    return Outcome(answer=state.get("answer"), termination=TERMINATIONS[info.status], reason=reason)
+    return Outcome(
+        answer=state.get("answer"), termination=TERMINATIONS[cause], reason=reason, cause=cause
+    )
 
 
 def tether_settings(

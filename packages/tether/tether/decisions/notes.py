@@ -115,16 +115,17 @@ def same_reply_note(ends_next: bool) -> str:
     )
 
 
-CAP_WHY = {
-    "max_steps": "the step cap is reached",
-    "partial": "the token budget is nearly spent",
-    "failed": "too many steps failed in a row",
+CAP_WHY: dict[str, str] = {
+    "step_cap": "the step cap is reached",
+    "budget": "the token budget is nearly spent",
+    "breaker": "too many steps failed in a row",
 }
+"""Why the run ends, for the last call's note, by stop cause (:data:`tether.state.StopCause`)."""
 
 
-def cap_note(status: str) -> str:
+def cap_note(cause: str) -> str:
     """The last call's note at a cap: no tools, the best answer from what is known."""
-    why = CAP_WHY.get(status, "the run must end")
+    why = CAP_WHY.get(cause, "the run must end")
     return (
         f"The run is ending: {why}. No more tool calls. Give your final answer now, from what "
         "the tool results above show; say plainly what is still unknown or not done."

@@ -51,7 +51,7 @@ def before_call(
     budget. With ``cap_answer`` a step also keeps the reserve the last answer's reply needs
     (``max_tokens``; its prompt is cut to what is left, :func:`prompt_budget`)."""
     if cancelled is not None:
-        return {"status": "cancelled", "reason": f"cancelled: {cancelled}"}
+        return {"status": "cancelled", "cause": "cancel", "reason": f"cancelled: {cancelled}"}
     spent = _spent(state)
     closing = state.get("closing") is not None
     reserve = settings.max_tokens if settings.cap_answer and not closing else 0
@@ -60,6 +60,7 @@ def before_call(
     kept = f", keeping ~{reserve} for a last answer" if reserve else ""
     return {
         "status": "partial",
+        "cause": "budget",
         "reason": (
             f"token budget {settings.token_budget} would be exceeded: spent {spent}, "
             f"next prompt ~{prompt_tokens} tokens{kept}"

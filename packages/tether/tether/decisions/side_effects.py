@@ -53,7 +53,11 @@ def settled_verdict(verdict: Verdict, unresolved: Proposal | None) -> Verdict:
     blind (the operator rejected the replay), so it fails and the reason says why."""
     if verdict["status"] != "completed" or unresolved is None:
         return verdict
-    return {"status": "failed", "reason": "a final answer came before the outcome was settled"}
+    return {
+        "status": "failed",
+        "cause": "unsettled",
+        "reason": "a final answer came before the outcome was settled",
+    }
 
 
 def unknown_outcome_note(unresolved: Proposal | None) -> str:

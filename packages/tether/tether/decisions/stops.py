@@ -1,5 +1,5 @@
 """After a step: the counters it moves, the notes for the next prompt, and whether the run
-stops, as pure functions of (state, settings) and the step's record.
+stops (:mod:`.stop_rules`), as pure functions of (state, settings) and the step's record.
 
 A stop about repetition or failure comes after the model was told why: the note before it
 names what went wrong, and the stop follows only if the model goes on regardless.
@@ -10,16 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tether.decisions import notes
+from tether.decisions.stop_rules import StopFacts, first_stop, same_reply
 from tether.settings import AgentSettings
-from tether.state import (
-    FAILURE_KINDS,
-    AgentState,
-    RuleVerdict,
-    StepRecord,
-    Usage,
-    Verdict,
-    call_key,
-)
+from tether.state import FAILURE_KINDS, AgentState, RuleVerdict, StepRecord, Verdict, call_key
 
 
 @dataclass
@@ -32,6 +25,7 @@ class Assessment:
     temperature: float
     hints: list[str] = field(default_factory=list)
     verdict: Verdict | None = None
+    tool_failures: dict[str, int] = field(default_factory=dict)
 
     @property
     def decision(self) -> str:
@@ -64,7 +58,8 @@ def assess(
         hints.append(notes.same_reply_note(ends_next=True))
     if hint := switch_hint(history, failure_streak, settings):
         hints.append(hint)
-    verdict = _rule_stop(rule) or after_step(state, history, failure_streak, settings)
+    facts = facts_after(state, history, failure_streak)
+    verdict = _rule_stop(rule) or first_stop(facts, settings)
     return Assessment(
         record=record,
         success_streak=success_streak,
@@ -72,47 +67,22 @@ def assess(
         temperature=temperature_for(success_streak, settings),
         hints=hints,
         verdict=verdict,
+        tool_failures=dict(facts.tool_failures),
     )
 
 
-def after_step(
-    state: AgentState, history: list[StepRecord], failure_streak: int, settings: AgentSettings
-) -> Verdict | None:
-    """Whether the run ends after the step just recorded, and why. First match wins."""
+def facts_after(state: AgentState, history: list[StepRecord], failure_streak: int) -> StopFacts:
+    """The loop's facts for the stop rules after the step just recorded (``history[-1]``)."""
     last = history[-1]
-    steps = state.get("steps", 0)
-    if last["kind"] == "final":
-        return {"status": "completed", "reason": f"final answer after {steps} step(s)"}
-    if last["kind"] == "repeat":
-        return {"status": "no_progress", "reason": last["summary"]}
-    if same_reply(history, 3):
-        return {
-            "status": "no_progress",
-            "reason": "the same unusable reply three times in a row, the last after a note: "
-            f"{last['summary']}",
-        }
-    if tripped := breaker(history, failure_streak, settings):
-        return tripped
-    if spent := over_budget(state.get("usage"), settings):
-        return spent
-    if steps >= settings.max_steps:
-        return {
-            "status": "max_steps",
-            "reason": f"step cap reached: {settings.max_steps} model calls without a final answer",
-            "cap": True,
-        }
-    return None
-
-
-def same_reply(history: list[StepRecord], times: int) -> bool:
-    """The last ``times`` replies were the same unusable one (the design note's loop of one
-    Thought with no Action): at two a note says so, at three the run ends."""
-    if len(history) < times:
-        return False
-    last = history[-times:]
-    first = last[0]["fingerprint"]
-    return first is not None and all(
-        r["kind"] == "parse_failure" and r["fingerprint"] == first for r in last
+    failures = dict(state.get("tool_failures") or {})
+    if last["kind"] in FAILURE_KINDS and "tool" in last:
+        failures[last["tool"]] = failures.get(last["tool"], 0) + 1
+    return StopFacts(
+        steps=state.get("steps", 0),
+        history=history,
+        failure_streak=failure_streak,
+        usage=state.get("usage"),
+        tool_failures=failures,
     )
 
 
@@ -125,36 +95,6 @@ def recall_hint(state: AgentState, record: StepRecord, settings: AgentSettings) 
     step = call.get("step", record["step"]) if call else record["step"]
     last = noted + 1 >= settings.repeat_notes
     return notes.recall_note(record.get("tool", ""), step, known, last)
-
-
-def breaker(
-    history: list[StepRecord], failure_streak: int, settings: AgentSettings
-) -> Verdict | None:
-    """``breaker_failures`` consecutive failed steps put the run on notice (the note after the
-    last of them says so, :func:`switch_hint`); one more opens the circuit, listing each."""
-    if failure_streak <= settings.breaker_failures:
-        return None
-    listed = "; ".join(
-        f"step {r['step']} {r['kind']}: {r['summary']}" for r in history[-failure_streak:]
-    )
-    return {
-        "status": "failed",
-        "reason": f"circuit breaker: {failure_streak} consecutive failed steps ({listed})",
-        "cap": True,
-    }
-
-
-def over_budget(usage: Usage | None, settings: AgentSettings) -> Verdict | None:
-    if usage is None or usage["total_tokens"] <= settings.token_budget:
-        return None
-    return {
-        "status": "partial",
-        "reason": (
-            f"token budget {settings.token_budget} exceeded: spent {usage['total_tokens']} "
-            f"({usage['input_tokens']} in, {usage['output_tokens']} out)"
-        ),
-        "cap": True,
-    }
 
 
 def temperature_for(success_streak: int, settings: AgentSettings) -> float:
@@ -186,5 +126,6 @@ def _rule_stop(rule: RuleVerdict | None) -> Verdict | None:
         return None
     return {
         "status": rule.get("status", "failed"),
+        "cause": "rule",
         "reason": f"rule {rule['rule']}: {rule['reason']}",
     }

@@ -97,6 +97,7 @@ def _step_record(
         "next_temperature": outcome.temperature,
         "hints": outcome.hints,
         "call_attempt": 0,
+        "tool_failures": outcome.tool_failures,
     }
 
 
@@ -108,6 +109,7 @@ def _emit_decision(step: int, outcome: stops.Assessment) -> None:
         {
             "step_kind": outcome.record["kind"],
             "decision": outcome.decision,
+            **({"cause": outcome.verdict["cause"]} if outcome.verdict else {}),
             "reason": outcome.verdict["reason"] if outcome.verdict else outcome.record["summary"],
             "success_streak": outcome.success_streak,
             "failure_streak": outcome.failure_streak,
@@ -151,7 +153,7 @@ def ask_at_cap(state: AgentState, verdict: Verdict, settings: AgentSettings) -> 
     if not (verdict.get("cap") and settings.cap_answer) or state.get("closing"):
         return {}
     emit(state.get("steps", 0), "decision", {"last_answer": verdict})
-    return {"closing": verdict, "hints": [notes.cap_note(verdict["status"])], "next": "think"}
+    return {"closing": verdict, "hints": [notes.cap_note(verdict["cause"])], "next": "think"}
 
 
 def _call_memory(
@@ -212,6 +214,7 @@ def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> d
         "finish",
         {
             "status": verdict["status"],
+            "cause": verdict["cause"],
             "reason": reason,
             "usage": state.get("usage"),
             "answer": answer,
@@ -219,6 +222,7 @@ def end_run(state: AgentState, verdict: Verdict, answer: str | None = None) -> d
     )
     return {
         "status": verdict["status"],
+        "cause": verdict["cause"],
         "reason": reason,
         "answer": answer,
         "closing": None,

@@ -3,8 +3,7 @@
 Each middleware runs the loop's own decision functions (:mod:`tether.decisions`): the token
 budget checked before the call, the repeat guard, the circuit breaker and its note, calm
 temperature, the final-answer check, and writes that are never run twice or retried blind.
-Needs the ``middleware`` extra (``pip install 'tether[middleware]'``). See
-docs/middleware.md.
+Install with ``pip install langchain-tether``. See docs/middleware.md.
 """
 
 from __future__ import annotations
@@ -12,25 +11,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from tether.extras import require
+from langchain.agents.middleware import AgentMiddleware
+from langchain_core.tools import BaseTool
+from tether.memory.tokens import TokenCounter
+from tether.settings import AgentSettings
 
-require("middleware", "tether's middleware for create_agent", "langchain")
-
-from langchain.agents.middleware import AgentMiddleware  # noqa: E402
-from langchain_core.tools import BaseTool  # noqa: E402
-
-from tether.memory.tokens import TokenCounter  # noqa: E402
-from tether.middleware.budget import TokenBudgetMiddleware  # noqa: E402
-from tether.middleware.common import TetherPart, TetherState, answer_of, tether_part  # noqa: E402
-from tether.middleware.composed import TetherMiddleware  # noqa: E402
-from tether.middleware.final import FinalAnswerCheckMiddleware  # noqa: E402
-from tether.middleware.repeat import RepeatGuardMiddleware  # noqa: E402
-from tether.middleware.stats import ToolStatsMiddleware  # noqa: E402
-from tether.middleware.steps import (  # noqa: E402
+from langchain_tether.budget import TokenBudgetMiddleware
+from langchain_tether.common import TetherPart, TetherState, answer_of, tether_part
+from langchain_tether.composed import TetherMiddleware
+from langchain_tether.final import FinalAnswerCheckMiddleware
+from langchain_tether.repeat import RepeatGuardMiddleware
+from langchain_tether.stats import ToolStatsMiddleware
+from langchain_tether.steps import (
     CalmTemperatureMiddleware,
     CircuitBreakerMiddleware,
 )
-from tether.settings import AgentSettings  # noqa: E402
 
 __all__ = [
     "CalmTemperatureMiddleware",

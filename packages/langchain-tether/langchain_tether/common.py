@@ -29,10 +29,8 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolCa
 from langchain_core.tools import BaseTool
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command, Overwrite
-
 from tether.decisions import policy
 from tether.llm.parsing import call_fingerprint
-from tether.middleware.kept import Reduced, memo, reused
 from tether.settings import AgentSettings
 from tether.state import (
     STATUSES,
@@ -44,6 +42,8 @@ from tether.state import (
     keep_window,
 )
 from tether.tools.envelope import LOOP_ORIGIN
+
+from langchain_tether.kept import Reduced, memo, reused
 
 T = TypeVar("T")
 
@@ -91,6 +91,8 @@ class TetherState(AgentState[ResponseT]):
 
     tether_status: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Set when tether ended the run: a status of :data:`tether.STATUSES`."""
+    tether_cause: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
+    """What ended it: a :data:`tether.StopCause`."""
     tether_reason: NotRequired[Annotated[str | None, OmitFromInput, Reduced(str | None, latest)]]
     """Why, in tether's words (numbers and the names of the calls involved)."""
     tether_step: NotRequired[Annotated[int, PrivateStateAttr, Reduced(int, latest)]]
@@ -103,6 +105,7 @@ class TetherState(AgentState[ResponseT]):
 
 RUN: dict[str, Any] = {
     "tether_status": None,
+    "tether_cause": None,
     "tether_reason": None,
     "tether_step": 0,
     "tether_stop": None,
@@ -228,7 +231,11 @@ def responded(
     """The response with a wrapper's update. When a wrapper inside ended the run, the blank
     status a new run starts with is not written over the one it ended with."""
     if update.get("tether_status", "") is None and ends_run(last_reply(response.result)):
-        update = {k: v for k, v in update.items() if k not in ("tether_status", "tether_reason")}
+        update = {
+            k: v
+            for k, v in update.items()
+            if k not in ("tether_status", "tether_cause", "tether_reason")
+        }
     if not update:
         return response
     return ExtendedModelResponse(model_response=response, command=Command(update=update))

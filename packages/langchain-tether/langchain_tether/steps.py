@@ -19,21 +19,23 @@ from langchain.agents.middleware.types import (
     PrivateStateAttr,
     ResponseT,
 )
+from tether.decisions import policy, stop_rules, stops
+from tether.decisions.stop_rules import StopFacts
+from tether.settings import AgentSettings
+from tether.state import FAILURE_KINDS, StepRecord, windowed
 
-from tether.decisions import policy, stops
-from tether.middleware.closing import Plan, plan_call
-from tether.middleware.common import (
+from langchain_tether.closing import Plan, plan_call
+from langchain_tether.common import (
     TetherState,
     as_settings,
     counted,
     run_view,
+    step_of,
     window_of,
     with_note,
 )
-from tether.middleware.kept import signed
-from tether.middleware.layer import ToolReading, ToolSteps
-from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, StepRecord, windowed
+from langchain_tether.kept import signed
+from langchain_tether.layer import ToolReading, ToolSteps
 
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
@@ -148,7 +150,8 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
         failures = streak(steps, FAILURE_KINDS)
         hint = stops.switch_hint(steps, failures, self.settings)
         noted = with_note(request, hint, "failures") if hint else request
-        verdict = view.get("tether_stop") or stops.breaker(steps, failures, self.settings)
+        facts = StopFacts(step_of(view), steps, failures)
+        verdict = view.get("tether_stop") or stop_rules.breaker(facts, self.settings)
         return plan_call(noted, verdict, self.settings)
 
 

@@ -26,26 +26,10 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-
-from tether.decisions import notes, policy, side_effects, stops
+from tether.decisions import notes, policy, side_effects, stop_rules, stops
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
+from tether.decisions.stop_rules import StopFacts
 from tether.llm.parsing import call_fingerprint
-from tether.middleware.closing import Plan, is_closed, plan_call, replay_call
-from tether.middleware.common import (
-    MARK,
-    TetherState,
-    ToolResponse,
-    as_settings,
-    counted,
-    ending,
-    ends_run,
-    latest,
-    proposal_of,
-    run_view,
-    step_of,
-)
-from tether.middleware.kept import reused, signed
-from tether.middleware.layer import ToolReading, ToolSteps
 from tether.settings import AgentSettings
 from tether.state import (
     CallEvent,
@@ -60,6 +44,23 @@ from tether.state import (
 from tether.tools.envelope import error_envelope
 from tether.tools.failures import describe, is_transient
 from tether.tools.marks import has_side_effects
+
+from langchain_tether.closing import Plan, is_closed, plan_call, replay_call
+from langchain_tether.common import (
+    MARK,
+    TetherState,
+    ToolResponse,
+    as_settings,
+    counted,
+    ending,
+    ends_run,
+    latest,
+    proposal_of,
+    run_view,
+    step_of,
+)
+from langchain_tether.kept import reused, signed
+from langchain_tether.layer import ToolReading, ToolSteps
 
 TWIN = "was already called in this step"
 """Why a call is refused when the same reply made it earlier."""
@@ -164,7 +165,7 @@ class RepeatGuardMiddleware(
             return response, update
         if is_closed(plan.request) or ends_run(reply):
             return response, update
-        answered: Verdict = {"status": "completed", "reason": "a final answer"}
+        answered: Verdict = {"status": "completed", "cause": "answer", "reason": "a final answer"}
         if side_effects.must_resolve_first(
             answered, unresolved, bool(view.get("tether_resolving"))
         ):
@@ -174,7 +175,12 @@ class RepeatGuardMiddleware(
             verdict = side_effects.settled_verdict(answered, unresolved)
             reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
             result[-1] = ending(reply, verdict["status"])
-            update = {**update, "tether_status": verdict["status"], "tether_reason": reason}
+            update = {
+                **update,
+                "tether_status": verdict["status"],
+                "tether_cause": verdict["cause"],
+                "tether_reason": reason,
+            }
         return ModelResponse(
             result=result, structured_response=response.structured_response
         ), update
@@ -217,7 +223,7 @@ class RepeatGuardMiddleware(
             note = stops.recall_hint(view, record, self.settings)
             events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
             return _answered(request, note, "recall", {"tether_calls": events})
-        verdict = stops.after_step(view, [record], 0, self.settings)
+        verdict = stop_rules.first_stop(StopFacts(step, [record], 0), self.settings)
         text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 

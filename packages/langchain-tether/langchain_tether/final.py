@@ -20,11 +20,12 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
-
 from tether.decisions import final_check
 from tether.decisions.grounding import heard
-from tether.middleware.closing import is_closed
-from tether.middleware.common import (
+from tether.settings import AgentSettings
+
+from langchain_tether.closing import is_closed
+from langchain_tether.common import (
     MARK,
     NOTE_ID,
     TetherState,
@@ -33,9 +34,8 @@ from tether.middleware.common import (
     responded,
     run_view,
 )
-from tether.middleware.kept import reused, signed
-from tether.middleware.layer import ToolReading, ToolSteps
-from tether.settings import AgentSettings
+from langchain_tether.kept import reused, signed
+from langchain_tether.layer import ToolReading, ToolSteps
 
 
 @reused

@@ -26,13 +26,13 @@ from langchain_core.messages import AIMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 
-from tether.middleware.common import (
+from langchain_tether.common import (
     AsyncToolHandler,
     ToolHandler,
     ToolResponse,
 )
-from tether.middleware.kept import signed
-from tether.middleware.layer import ToolLayer, ToolSteps
+from langchain_tether.kept import signed
+from langchain_tether.layer import ToolLayer, ToolSteps
 
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]

@@ -17,11 +17,11 @@ from langchain.agents.middleware.types import (
     ResponseT,
 )
 from langgraph.types import Command, Overwrite
-
-from tether.middleware.common import MARK, starts_run
-from tether.middleware.kept import Reduced, reused, signed
-from tether.middleware.layer import ToolReading, ToolSteps
 from tether.tools.stats import ToolStats
+
+from langchain_tether.common import MARK, starts_run
+from langchain_tether.kept import Reduced, reused, signed
+from langchain_tether.layer import ToolReading, ToolSteps
 
 
 @reused
@@ -50,7 +50,7 @@ class ToolStatsMiddleware(
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call
     whose exception propagates is not either (place a retry or error middleware inside
-    this one, as in :func:`tether.middleware.tether_middleware`).
+    this one, as in :func:`langchain_tether.tether_middleware`).
 
     Hooks: ``wrap_model_call`` (a new run's stats start afresh), ``wrap_tool_call``: no
     graph node of its own. State: ``tether_tool_stats`` (in the output).

@@ -23,20 +23,20 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-
 from tether.decisions import policy
 from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
-from tether.middleware.closing import Plan, closed, closing_of, is_closed, plan_call
-from tether.middleware.common import (
+from tether.settings import AgentSettings
+from tether.state import Usage, Verdict, add_usage
+
+from langchain_tether.closing import Plan, closed, closing_of, is_closed, plan_call
+from langchain_tether.common import (
     STOP_ID,
     TetherState,
     as_settings,
     last_reply,
     run_view,
 )
-from tether.middleware.kept import signed
-from tether.settings import AgentSettings
-from tether.state import Usage, Verdict, add_usage
+from langchain_tether.kept import signed
 
 ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
 AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]

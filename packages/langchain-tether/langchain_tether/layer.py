@@ -12,8 +12,10 @@ from typing import Any, cast
 from langchain_core.messages import ToolMessage
 from langgraph.errors import GraphBubbleUp
 from langgraph.prebuilt.tool_node import ToolCallRequest
+from tether.settings import AgentSettings
+from tether.state import StepRecord, ToolResult
 
-from tether.middleware.common import (
+from langchain_tether.common import (
     AsyncToolHandler,
     ToolAnswer,
     ToolHandler,
@@ -23,9 +25,7 @@ from tether.middleware.common import (
     tool_result,
     with_update,
 )
-from tether.middleware.kept import signed
-from tether.settings import AgentSettings
-from tether.state import StepRecord, ToolResult
+from langchain_tether.kept import signed
 
 
 class ToolReading:

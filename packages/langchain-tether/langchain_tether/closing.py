@@ -22,9 +22,11 @@ from typing import Any, cast
 from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall
 from langgraph.types import Command
-
 from tether.decisions import notes, side_effects
-from tether.middleware.common import (
+from tether.settings import AgentSettings
+from tether.state import Proposal, Verdict
+
+from langchain_tether.common import (
     CAP_NOTE,
     CLOSING,
     NOTE_ID,
@@ -33,8 +35,6 @@ from tether.middleware.common import (
     responded,
     stop_message,
 )
-from tether.settings import AgentSettings
-from tether.state import Proposal, Verdict
 
 
 def is_closed(request: ModelRequest[Any]) -> bool:
@@ -51,7 +51,7 @@ def closing_of(request: ModelRequest[Any]) -> Verdict | None:
 def closed(request: ModelRequest[Any], verdict: Verdict) -> ModelRequest[Any]:
     """The last answer's request: no tools, the cap's note last, and the cap in the state the
     wrappers inside see."""
-    note = HumanMessage(notes.cap_note(verdict["status"]), id=CAP_NOTE)
+    note = HumanMessage(notes.cap_note(verdict["cause"]), id=CAP_NOTE)
     state: dict[str, Any] = {**request.state, CLOSING: verdict}
     return request.override(
         tools=[], tool_choice=None, messages=[*request.messages, note], state=cast(Any, state)
@@ -82,7 +82,11 @@ def answered(
     got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
     reason = f"{verdict['reason']}; {got}" + ("" if answer else ", the reply gave none")
     reason += side_effects.unknown_outcome_note(unresolved)
-    update = {"tether_status": verdict["status"], "tether_reason": reason}
+    update = {
+        "tether_status": verdict["status"],
+        "tether_cause": verdict["cause"],
+        "tether_reason": reason,
+    }
     return ModelResponse(result=messages, structured_response=response.structured_response), update
 
 
@@ -98,7 +102,11 @@ def stopped(
     wrapper's own (a new run's fields). ``unresolved``: a write whose outcome is unknown."""
     reason = verdict["reason"] + ("; no room left to ask for an answer" if unasked else "")
     reason += side_effects.unknown_outcome_note(unresolved)
-    ends = {"tether_status": verdict["status"], "tether_reason": reason}
+    ends = {
+        "tether_status": verdict["status"],
+        "tether_cause": verdict["cause"],
+        "tether_reason": reason,
+    }
     return ExtendedModelResponse(
         model_response=ModelResponse(result=[stop_message(verdict["status"])]),
         command=Command(update={**update, **ends}),

@@ -1,0 +1,140 @@
+"""The stop rules: one ordered list of pure functions, each over a typed view of the facts
+it reads. The loop and the create_agent middleware both build a :class:`StopFacts` after
+each step and ask :func:`first_stop`; the first rule that answers ends the run, with its
+:data:`~tether.state.StopCause`.
+
+Adding a rule is one function here, its entry in :data:`STOP_RULES` and its setting
+(docs/architecture.md, "Add a stop rule").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from tether.settings import AgentSettings
+from tether.state import StepRecord, Usage, Verdict
+
+
+@dataclass(frozen=True)
+class StopFacts:
+    """What the stop rules may read after a step, as either face counts it."""
+
+    steps: int
+    """Model calls made in this run."""
+    history: Sequence[StepRecord]
+    """The run's last step records, oldest first; the step just made is the last."""
+    failure_streak: int
+    """Failed steps in a row, the last one included."""
+    usage: Usage | None = None
+    """Tokens the run has spent."""
+    tool_failures: Mapping[str, int] = field(default_factory=dict)
+    """Failed calls of each registered tool over the run."""
+
+
+StopRule = Callable[[StopFacts, AgentSettings], Verdict | None]
+"""A stop rule: the verdict that ends the run, or None to go on."""
+
+
+def answered(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """The model gave its final answer (and the check took it)."""
+    if facts.history[-1]["kind"] != "final":
+        return None
+    reason = f"final answer after {facts.steps} step(s)"
+    return {"status": "completed", "cause": "answer", "reason": reason}
+
+
+def repeated(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """A call proposed again after the notes said one more proposal ends the run."""
+    last = facts.history[-1]
+    if last["kind"] != "repeat":
+        return None
+    return {"status": "no_progress", "cause": "repeat", "reason": last["summary"]}
+
+
+def same_replies(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """The same unusable reply three times in a row, the last after a note said so."""
+    if not same_reply(facts.history, 3):
+        return None
+    return {
+        "status": "no_progress",
+        "cause": "same_reply",
+        "reason": "the same unusable reply three times in a row, the last after a note: "
+        f"{facts.history[-1]['summary']}",
+    }
+
+
+def breaker(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """``breaker_failures`` consecutive failed steps put the run on notice (the note after the
+    last of them says so); one more opens the circuit, listing each."""
+    streak = facts.failure_streak
+    if streak <= settings.breaker_failures:
+        return None
+    listed = "; ".join(
+        f"step {r['step']} {r['kind']}: {r['summary']}" for r in facts.history[-streak:]
+    )
+    return {
+        "status": "failed",
+        "cause": "breaker",
+        "reason": f"circuit breaker: {streak} consecutive failed steps ({listed})",
+        "cap": True,
+    }
+
+
+def over_budget(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """The run has spent more than ``token_budget`` (checked before each call too)."""
+    usage = facts.usage
+    if usage is None or usage["total_tokens"] <= settings.token_budget:
+        return None
+    return {
+        "status": "partial",
+        "cause": "budget",
+        "reason": (
+            f"token budget {settings.token_budget} exceeded: spent {usage['total_tokens']} "
+            f"({usage['input_tokens']} in, {usage['output_tokens']} out)"
+        ),
+        "cap": True,
+    }
+
+
+def step_cap(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """``max_steps`` model calls without a final answer."""
+    if facts.steps < settings.max_steps:
+        return None
+    return {
+        "status": "max_steps",
+        "cause": "step_cap",
+        "reason": f"step cap reached: {settings.max_steps} model calls without a final answer",
+        "cap": True,
+    }
+
+
+STOP_RULES: tuple[StopRule, ...] = (
+    answered,
+    repeated,
+    same_replies,
+    breaker,
+    over_budget,
+    step_cap,
+)
+"""Every stop rule, in the order they are asked: the first verdict ends the run."""
+
+
+def first_stop(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """The verdict of the first rule of :data:`STOP_RULES` that stops the run, if any."""
+    for rule in STOP_RULES:
+        if (verdict := rule(facts, settings)) is not None:
+            return verdict
+    return None
+
+
+def same_reply(history: Sequence[StepRecord], times: int) -> bool:
+    """The last ``times`` replies were the same unusable one (the design note's loop of one
+    Thought with no Action): at two a note says so, at three the run ends."""
+    if len(history) < times:
+        return False
+    last = history[-times:]
+    first = last[0]["fingerprint"]
+    return first is not None and all(
+        r["kind"] == "parse_failure" and r["fingerprint"] == first for r in last
+    )
