@@ -67,18 +67,18 @@ CAUSES: Mapping[str, str] = MappingProxyType(
     {
         "answer": "the model gave its final answer",
         "cancel": "an operator asked the run to stop",
-        "step_cap": "the step cap (max_steps) was reached",
-        "budget": "the token budget (token_budget) would be or was crossed",
-        "breaker": "the circuit breaker opened: too many failed steps in a row",
-        "tool_failures": "one tool failed too many times in the run (max_tool_failures)",
+        "step_cap": "the step cap is reached (max_steps model calls)",
+        "budget": "the token budget is nearly spent (token_budget)",
+        "breaker": "too many steps failed in a row (the circuit breaker)",
+        "tool_failures": "one tool failed too many times in this run (max_tool_failures)",
         "repeat": "a call was proposed again after the note said that ends the run",
         "same_reply": "the same unusable reply came three times in a row",
         "rule": "a rule said stop",
         "unsettled": "a final answer came while a side effect's outcome was unknown",
     }
 )
-"""What each :data:`StopCause` means, for people (the console, the README's table); a test
-checks every cause has a line."""
+"""What each :data:`StopCause` means, in tether's words: the console prints it, and the
+model's last note at a cap says it (:func:`tether.decisions.notes.cap_note`)."""
 
 TERMINAL_STATUSES: frozenset[str] = frozenset(get_args(Status)) - {"running"}
 

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from tether.state import CAUSES
+
 PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 PLAIN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-:/@+]{0,39}")
 VALUES_SHOWN = 6
@@ -115,17 +117,10 @@ def same_reply_note(ends_next: bool) -> str:
     )
 
 
-CAP_WHY: dict[str, str] = {
-    "step_cap": "the step cap is reached",
-    "budget": "the token budget is nearly spent",
-    "breaker": "too many steps failed in a row",
-}
-"""Why the run ends, for the last call's note, by stop cause (:data:`tether.state.StopCause`)."""
-
-
 def cap_note(cause: str) -> str:
-    """The last call's note at a cap: no tools, the best answer from what is known."""
-    why = CAP_WHY.get(cause, "the run must end")
+    """The last call's note at a cap: no tools, the best answer from what is known, and why,
+    by the stop's cause (:data:`tether.state.CAUSES`)."""
+    why = CAUSES.get(cause, "the run must end")
     return (
         f"The run is ending: {why}. No more tool calls. Give your final answer now, from what "
         "the tool results above show; say plainly what is still unknown or not done."
