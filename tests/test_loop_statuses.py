@@ -269,3 +269,27 @@ def test_non_transient_error_is_not_retried(run_script: Any, sleeps: Any) -> Non
     state, _ = run_script([act("broken", '{"key": "a"}'), final("x")], tools=[broken])
     assert sleeps.delays == []
     assert state["history"][0]["kind"] == "tool_error"
+
+
+@pytest.mark.parametrize("limit", [None, 3])
+def test_one_tool_failing_again_and_again_ends_the_run_when_set(
+    run_script: Any, limit: int | None
+) -> None:
+    """Failures between successes never trip the breaker; max_tool_failures counts one tool's
+    failures over the run, and the model is told why before the run ends."""
+    replies = [
+        act("broken", '{"key": "a"}'),
+        act("lookup", '{"key": "x"}'),
+        act("broken", '{"key": "b"}'),
+        act("lookup", '{"key": "y"}'),
+        act("broken", '{"key": "c"}'),
+        final("x and y are known; broken failed"),
+    ]
+    state, model = run_script(replies, tools=[lookup, broken], max_tool_failures=limit)
+    if limit is None:
+        assert state["status"] == "completed" and state["cause"] == "answer"
+        return
+    assert state["status"] == "failed" and state["cause"] == "tool_failures"
+    assert "broken failed 3 times in this run" in state["reason"]
+    assert state["answer"] == "x and y are known; broken failed"  # asked for at the cap
+    assert "The run is ending: one tool failed too many times" in prompt_text(model, 5)

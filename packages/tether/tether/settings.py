@@ -128,6 +128,12 @@ class AgentSettings(BaseSettings):
         "opening: the next prompt's note names what failed and says one more failure ends "
         "the run; the next failed step opens it (failed).",
     )
+    max_tool_failures: int | None = Field(
+        None,
+        ge=1,
+        description="Failed calls of one tool over the run that end it (failed), in a row or "
+        "not; unset: no such limit.",
+    )
     switch_after_failures: int = Field(
         2, ge=1, description="Consecutive failures after which the model is told to switch."
     )

@@ -81,6 +81,24 @@ def breaker(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     }
 
 
+def one_tool_failing(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
+    """One tool has failed ``max_tool_failures`` times in this run, in a row or not (off when
+    unset): a tool that keeps failing between successes never trips the breaker."""
+    limit = settings.max_tool_failures
+    failing = [
+        (count, tool) for tool, count in facts.tool_failures.items() if count >= (limit or 0)
+    ]
+    if limit is None or not failing:
+        return None
+    count, tool = max(failing)
+    return {
+        "status": "failed",
+        "cause": "tool_failures",
+        "reason": f"{tool} failed {count} times in this run (max_tool_failures={limit})",
+        "cap": True,
+    }
+
+
 def over_budget(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """The run has spent more than ``token_budget`` (checked before each call too)."""
     usage = facts.usage
@@ -114,6 +132,7 @@ STOP_RULES: tuple[StopRule, ...] = (
     repeated,
     same_replies,
     breaker,
+    one_tool_failing,
     over_budget,
     step_cap,
 )
