@@ -208,6 +208,7 @@ def test_tether_run_with_no_toolset(venv: Path, tmp_path: Path, stub: RunningStu
     stub.config.script = ["Thought: I know this.\nFinal Answer: Paris"]
     result = run_json(venv, tmp_path, stub, "What is the capital of France?")
     assert (result["status"], result["answer"], result["tool_buffer"]) == ("completed", "Paris", [])
+    assert result["cause"] == "answer"
 
 
 def test_tether_run_with_a_toolset_module(venv: Path, tmp_path: Path, stub: RunningStub) -> None:

@@ -164,7 +164,7 @@ def test_cancel_from_another_process_stops_before_the_next_call(
     model = ScriptedChatModel(responses=[act("slow_step", '{"key": "a"}'), final("never")])
     agent = Agent(AgentSettings(), store=store, registry=ToolRegistry([slow_step]), model=model)
     result = agent.run("work", thread_id="t6")
-    assert result.status == "cancelled"
+    assert result.status == "cancelled" and result.cause == "cancel"
     assert "operator pressed stop" in result.state["reason"]
     assert len(model.calls) == 1
 

@@ -42,6 +42,7 @@ def test_step_cap_is_max_steps_with_the_answer_asked_for_last(run_script: Any) -
         [*replies, final("k2 is the last key seen")], tools=[lookup], max_steps=3
     )
     assert state["status"] == "max_steps"  # never completed, whatever the last reply says
+    assert state["cause"] == "step_cap"
     assert state["answer"] == "k2 is the last key seen"
     assert (
         "3 model calls" in state["reason"] and "answer was asked for at the cap" in state["reason"]

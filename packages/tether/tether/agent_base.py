@@ -32,7 +32,7 @@ from tether.decisions.rules import Rule
 from tether.errors import TetherError
 from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
-from tether.state import ZERO_USAGE, AgentState, Status, TraceEvent, Usage
+from tether.state import ZERO_USAGE, AgentState, Status, StopCause, TraceEvent, Usage
 from tether.tools.registry import ToolRegistry
 
 CANCEL_REASON = "stopped by the operator"
@@ -71,6 +71,11 @@ class RunResult:
     def answer(self) -> str | None:
         """The model's final answer, for a ``completed`` run; else None."""
         return self.state.get("answer")
+
+    @property
+    def cause(self) -> StopCause | None:
+        """What ended the run (:data:`tether.StopCause`); None while it runs."""
+        return self.state.get("cause")
 
     @property
     def reason(self) -> str:
@@ -192,6 +197,7 @@ class RunOutline(TypedDict):
     thread_id: str
     task: str | None
     status: Status | None
+    cause: str | None
     reason: str | None
     answer: str | None
     steps: list[dict[str, Any]]
@@ -208,6 +214,7 @@ def outline(thread_id: str, snapshot: Any, trace: list[TraceEvent]) -> RunOutlin
         "thread_id": thread_id,
         "task": values.get("task"),
         "status": values.get("status"),
+        "cause": values.get("cause"),
         "reason": values.get("reason"),
         "answer": values.get("answer"),
         "steps": step_lines(trace),
