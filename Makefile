@@ -5,7 +5,7 @@ TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
 UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
 PACKAGES = packages/tether/tether packages/langchain-tether/langchain_tether packages/tether-world/tether_world packages/tether-cli/tether_cli packages/tether-bench/tether_bench packages/tether-replay/tether_replay
 
-.PHONY: setup run test test-fast lint soak
+.PHONY: setup run test test-fast lint soak docs notebooks
 setup:
 	@command -v uv >/dev/null 2>&1 || python3 -m uv --version >/dev/null 2>&1 \
 		|| python3 -m pip install --quiet "uv>=0.9"
@@ -35,3 +35,11 @@ test-fast: setup
 soak: setup
 	SOAK_EXAMPLES=10000 SOAK_FLOWS=1000 SOAK_KILLS=100 $(UV) run pytest -q --timeout 3600 \
 		tests/test_untrusted.py tests/test_payment_flows.py tests/test_kill_resume.py
+
+# The documentation as a site (MkDocs with Material; the API reference from the docstrings).
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(UV) run mkdocs serve --strict -a 127.0.0.1:8001
+
+# The notebooks in JupyterLab, from the locked environment (127.0.0.1 only).
+notebooks: setup
+	$(UV) run jupyter lab --ip 127.0.0.1 --port 8888 notebooks/

@@ -1,4 +1,5 @@
-"""The README documents what the code does: every setting with its real default."""
+"""The docs document what the code does: every setting with its real default, every status
+and stop cause with its meaning."""
 
 from __future__ import annotations
 
@@ -6,14 +7,16 @@ import re
 from pathlib import Path
 
 from pydantic import SecretStr
-from tether import STATUSES, AgentSettings
+from tether import CAUSES, STATUSES, AgentSettings
 
-README = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+DOCS = Path(__file__).parent.parent / "docs"
+SETTINGS_PAGE = (DOCS / "settings.md").read_text(encoding="utf-8")
+STATUSES_PAGE = (DOCS / "concepts" / "statuses.md").read_text(encoding="utf-8")
 
 
 def settings_rows() -> dict[str, tuple[str, str]]:
     rows = {}
-    for match in re.finditer(r"^\| `(\w+)` \| `(TETHER_\w+)` \| ([^|]+) \|", README, re.M):
+    for match in re.finditer(r"^\| `(\w+)` \| `(TETHER_\w+)` \| ([^|]+) \|", SETTINGS_PAGE, re.M):
         rows[match.group(1)] = (match.group(2), match.group(3).strip())
     return rows
 
@@ -32,8 +35,8 @@ def test_every_setting_is_documented_with_its_default() -> None:
 
 
 def status_rows() -> dict[str, tuple[str, int]]:
-    """The Statuses section's table: status -> (meaning, exit code)."""
-    section = README.split("\n## Statuses\n", 1)[1].split("\n## ", 1)[0]
+    """The statuses table: status -> (meaning, exit code)."""
+    section = STATUSES_PAGE.split("\n## Statuses\n", 1)[1].split("\n## ", 1)[0]
     rows = {}
     for match in re.finditer(r"^\| `(\w+)` \| ([^|]+) \| (\d+) \|", section, re.M):
         assert match.group(1) not in rows, f"{match.group(1)} is listed twice"
@@ -46,3 +49,9 @@ def test_the_status_table_is_tethers_table() -> None:
     assert list(rows) == list(STATUSES)
     for status, info in STATUSES.items():
         assert rows[status] == (info.meaning, info.exit_code), status
+
+
+def test_the_cause_table_is_tethers_table() -> None:
+    section = STATUSES_PAGE.split("\n## Stop causes\n", 1)[1]
+    rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", section, re.M))
+    assert {cause: meaning.strip() for cause, meaning in rows.items()} == dict(CAUSES)

@@ -331,7 +331,8 @@ def test_the_sibling_packages_use_only_the_public_api() -> None:
 
 
 def user_code() -> dict[str, ast.Module]:
-    """The code a user copies: the notebooks' cells and the README's Python blocks."""
+    """The code a user copies: the notebooks' cells and the Python blocks of the README and
+    the docs."""
     found = {}
     for path in sorted((ROOT / "notebooks").glob("*.ipynb")):
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -340,9 +341,10 @@ def user_code() -> dict[str, ast.Module]:
                 lines = "".join(cell["source"]).splitlines()
                 code = "\n".join(line for line in lines if not line.startswith(("%", "!")))
                 found[f"{path.name}[{number}]"] = ast.parse(code)
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    for number, block in enumerate(re.findall(r"```python\n(.*?)```", readme, re.S)):
-        found[f"README.md[{number}]"] = ast.parse(block)
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        text = page.read_text(encoding="utf-8")
+        for number, block in enumerate(re.findall(r"```python\n(.*?)```", text, re.S)):
+            found[f"{page.relative_to(ROOT)}[{number}]"] = ast.parse(block)
     return found
 
 

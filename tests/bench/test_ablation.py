@@ -214,5 +214,5 @@ def test_the_docs_list_the_controls_as_the_table_says() -> None:
         options=BenchOptions(), by_seed={}, ablation=[Ablation("tether", c, None) for c in ALL]
     )
     table = controls_table(everything)
-    for doc in ("README.md", "docs/benchmark.md"):
+    for doc in ("docs/results/benchmark.md", "docs/benchmark.md"):
         assert table in (REPO / doc).read_text(encoding="utf-8"), doc
