@@ -205,6 +205,13 @@ def test_interactive_answer_at_a_terminal(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
     child = PtyProcess([TETHER, "run", "--thread", "pay-1", *where(store, world)], RESUMED)
     child.expect("approve, edit or reject?")
+    child.send("")  # Enter alone decides nothing: it was approve, and paid
+    child.expect("Please select one of the available options")
+    child.expect("approve, edit or reject?")
+    child.send("e")
+    child.expect("new arguments")
+    child.send("")  # Enter alone at the arguments: back to the question (it ran them as they were)
+    child.expect("approve, edit or reject?")
     child.send("e")
     child.expect("new arguments")
     child.send('{"order_id": "ORD-2024-001"}')  # missing amount: asked again
