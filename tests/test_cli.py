@@ -78,6 +78,13 @@ def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str]) 
         (["world", "serve", "--faults", "{tmp}/list.json", "--data-dir", "{tmp}/world"], {}),
         (["world", "hash", "--url", "sqlite:///{tmp}/list.json"], {}),  # not a database
         (["run", "t", "--tools", "demo", "--world-db", "sqlite:///{tmp}/list.json"], {}),
+        (["runs", "list", "--store", "mysql://user:secret@host/db"], {}),  # was a SQLite path
+        (["run", "t"], {"TETHER_STORE": "mysql://user:secret@host/db"}),
+        (["run", "t", "--thread", "", "--store", "{tmp}/runs.sqlite"], {}),
+        (["run", "t", "--thread", " \t", "--store", "{tmp}/runs.sqlite"], {}),
+        (["world", "serve", "--host", "not a host", "--data-dir", "{tmp}/world"], {}),  # was 3
+        (["world", "serve", "--host", "", "--data-dir", "{tmp}/world"], {}),  # every interface
+        (["bench", "--set", "heed=banana", "--out", "{tmp}/bench"], {}),  # a pydantic dump
     ],
 )
 def test_malformed_input_gets_one_line_and_exit_2_not_an_internal_error(
@@ -92,6 +99,7 @@ def test_malformed_input_gets_one_line_and_exit_2_not_an_internal_error(
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     assert "secret" not in done.stderr  # a password in a URL is never echoed
+    assert not [p for p in tmp_path.rglob("*") if "secret" in str(p)]  # nor made a path
 
 
 @pytest.mark.parametrize(

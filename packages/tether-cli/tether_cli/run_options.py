@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tether import TetherError
 
 from tether_cli.approval_prompt import Answers, parse_edit_json
+from tether_cli.locations import check_store
 
 
 def new_thread_id() -> str:
@@ -55,6 +56,18 @@ class RunOptions(BaseModel):
     @classmethod
     def _parse_edit(cls, value: Any) -> Any:
         return parse_edit_json(value) if isinstance(value, str) else value
+
+    @field_validator("thread")
+    @classmethod
+    def _check_thread(cls, value: str) -> str:
+        if not value.strip():
+            raise TetherError("--thread needs an id: it cannot be empty or blank")
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _check_store(cls, value: str) -> str:
+        return check_store(value)
 
     @model_validator(mode="after")
     def _check(self) -> Self:
