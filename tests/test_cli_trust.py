@@ -1,17 +1,67 @@
-"""What the tether command says and does can be trusted: an own toolset either runs or says
-why not."""
+"""What the tether command says and does can be trusted: a resume stays on the run's model,
+a script learns which thread it saved, and an own toolset either runs or says why not."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from tether import load_settings
+from tether.control.store import open_run_store
+from tether_cli.endpoint import Endpoint, remembered, resumed
+from tether_cli.run_options import RunOptions
+from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
-from tests.cli_helpers import clean_env, tether
+from tests.cli_helpers import NO_MODEL, clean_env, payments, saved, tether
 from tests.contract.vllm_stub import StubConfig, serve_stub
 
 pytestmark = pytest.mark.slow  # spawns the command
 FINAL = "Thought: done\nFinal Answer: ok"
+
+
+def test_a_resume_goes_on_with_the_model_the_run_was_saved_with(tmp_path: Path) -> None:
+    """The printed command left the endpoint out, so the resume went on the embedded model
+    (or whatever TETHER_BASE_URL said). The run now remembers it, never the API key."""
+    store, world = tmp_path / "runs.sqlite", tmp_path / "world"
+    located = ["--thread", "pay-1", "--store", str(store), "--data-dir", str(world)]
+    with serve_stub(StubConfig(script=list(SEED_FLOW_REPLIES))) as stub:
+        args = ["run", SEED_TASK, *located, "--tools", "demo", "--json"]
+        paused = tether(*args, "--base-url", stub.base_url, "--protocol", "react",
+                        env=clean_env(TETHER_API_KEY="sk-secret-key"))  # fmt: skip
+        assert paused.returncode == 3, paused.stderr
+        said = " ".join(paused.stderr.split())
+        assert f"--base-url {stub.base_url} --model Qwen2.5-7B-Instruct --protocol react" in said
+        assert json.loads(paused.stdout)["thread"] == "pay-1"
+        assert b"sk-secret-key" not in store.read_bytes()
+
+        moved = tether("run", *located, "--approve", "--model", "other")
+        assert moved.returncode == 2 and moved.stderr.count("\n") == 1, moved.stderr
+        assert "--model other would change it (add --switch-model" in moved.stderr
+        assert saved(store, "pay-1").pending is not None and payments(world) == []
+
+        # every flag left out, and the environment pointing elsewhere: the saved endpoint
+        done = tether("run", *located, "--approve", "--json",
+                      env=clean_env(TETHER_BASE_URL=NO_MODEL))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    view = json.loads(done.stdout)
+    assert (view["thread"], view["status"], view["pending"]) == ("pay-1", "completed", None)
+    assert len(payments(world)) == 1
+
+
+def test_switch_model_takes_the_new_endpoint_and_remembers_it(tmp_path: Path) -> None:
+    saved_on = Endpoint("http://a:1/v1", "m1", "react", "demo")
+    asked = RunOptions(thread="t", model="m2", switch_model=True)
+    assert resumed(asked, saved_on).model_dump(include={"base_url", "model", "tools"}) == {
+        "base_url": "http://a:1/v1",
+        "model": "m2",
+        "tools": "demo",
+    }
+    settings = load_settings(base_url="http://u:pw@b:2/v1", api_key="sk-secret-key")
+    kept = Endpoint.of(settings, None).metadata()
+    assert kept["tether_base_url"] == "http://u:***@b:2/v1" and "sk-" not in json.dumps(kept)
+    with open_run_store(tmp_path / "runs.sqlite") as store:
+        assert remembered(store, "never-saved") is None
 
 
 OWN_TOOLSETS = {
@@ -40,10 +90,11 @@ def test_an_own_toolset_in_the_current_directory_runs_with_the_default_data_dir(
     """It was not importable by the tether script; given, it got data_dir None."""
     with serve_stub(StubConfig(script=[FINAL, FINAL])) as stub:
         done = tether("run", "say ok", "--tools", "mine", "--base-url", stub.base_url,
-                      "--protocol", "react", "--store", "runs.sqlite",
+                      "--protocol", "react", "--store", "runs.sqlite", "--json",
                       cwd=own_toolsets)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert (own_toolsets / "given").read_text() == "data"
+    assert json.loads(done.stdout)["thread"]
 
 
 @pytest.mark.parametrize(
