@@ -114,3 +114,15 @@ def test_a_toolset_that_fails_to_start_is_one_line_and_exit_2(
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and said in done.stderr, done.stderr
+
+
+def test_a_base_url_without_v1_that_answers_404_says_which_was_meant(tmp_path: Path) -> None:
+    with serve_stub(StubConfig(script=[FINAL])) as stub:
+        done = tether("run", "t", "--base-url", stub.root_url, "--protocol", "react",
+                      "--store", str(tmp_path / "runs.sqlite"))  # fmt: skip
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .endswith(f"(did you mean --base-url {stub.root_url}/v1?)")
+    ), done.stderr

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from tether import TetherError
+from tether import ModelCallError, TetherError
 
 from tether_cli.console import TracePrinter
 from tether_cli.output import finish
@@ -110,7 +110,7 @@ def run_agent(options: RunOptions) -> None:
 
         agent = remember(Agent(settings, store=run_store, registry=registry), endpoint)
         said = visible(f"run saved as thread {options.thread}; resume with: {again}")
-        with stop_on_ctrl_c(said):
+        with stop_on_ctrl_c(said), hint_on_not_found(settings.base_url):
             result = answer_until_done(agent, options)
             trace = agent.trace(options.thread) if options.as_json else []
     thread = escape(visible(options.thread))
@@ -179,3 +179,23 @@ def stop_on_ctrl_c(message: str) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def hint_on_not_found(base_url: str | None) -> Iterator[None]:
+    """A 404 from a base URL whose path lacks ``/v1`` says which URL was probably meant
+    (OpenAI-compatible servers answer under ``/v1``; a bare 404 told nothing)."""
+    try:
+        yield
+    except ModelCallError as exc:
+        if base_url is None or getattr(exc.__cause__, "status_code", None) != 404:
+            raise
+        import httpx
+
+        url = httpx.URL(base_url)
+        if "/v1" in url.path:
+            raise
+        meant = url.copy_with(path=url.path.rstrip("/") + "/v1", query=None, fragment=None)
+        from tether.dburl import redacted
+
+        raise TetherError(f"{exc} (did you mean --base-url {redacted(str(meant))}?)") from exc
