@@ -43,6 +43,19 @@ def tether(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subproce
     )
 
 
+# after the approved (or rejected) payment, step 3 hits the cap: no model is needed
+LOCATE = ["--max-steps", "3"]
+NO_MODEL = "http://127.0.0.1:9/v1"  # nothing listens there: a model call would fail the run
+RESUMED = clean_env(TETHER_CAP_ANSWER="false", TETHER_BASE_URL=NO_MODEL)
+"""A resumed seed-flow run ends at the step cap once the payment is settled; without the last
+answer's call it needs no model. The model is a URL where nothing answers: the embedded one
+would start (about a second) only to be left unused, and a call made after all would fail."""
+
+
+def where(store: Path, world: Path) -> list[str]:
+    return ["--store", str(store), "--tools", "demo", "--data-dir", str(world), *LOCATE]
+
+
 def waiting_run(tmp: Path, thread: str = "pay-1") -> tuple[Path, Path]:
     """A saved seed-flow run paused before pay_order; returns (store path, world dir)."""
     store_path, world_dir = tmp / "runs.sqlite", tmp / "world"

@@ -22,6 +22,8 @@ from tether_cli.output import EXIT_COMPLETED, EXIT_ERROR, EXIT_STOPPED, EXIT_WAI
 from tether_world import World
 
 from tests.cli_helpers import (
+    NO_MODEL,
+    RESUMED,
     TETHER,
     PtyProcess,
     clean_env,
@@ -30,20 +32,9 @@ from tests.cli_helpers import (
     saved,
     tether,
     waiting_run,
+    where,
 )
 from tests.contract.vllm_stub import StubConfig, serve_stub
-
-# after the approved (or rejected) payment, step 3 hits the cap: no model is needed
-LOCATE = ["--max-steps", "3"]
-NO_MODEL = "http://127.0.0.1:9/v1"  # nothing listens there: a model call would fail the run
-RESUMED = clean_env(TETHER_CAP_ANSWER="false", TETHER_BASE_URL=NO_MODEL)
-"""A resumed seed-flow run ends at the step cap once the payment is settled; without the last
-answer's call it needs no model. The model is a URL where nothing answers: the embedded one
-would start (about a second) only to be left unused, and a call made after all would fail."""
-
-
-def where(store: Path, world: Path) -> list[str]:
-    return ["--store", str(store), "--tools", "demo", "--data-dir", str(world), *LOCATE]
 
 
 # --- bad input: one line, exit 2, no traceback -----------------------------------------------
@@ -78,6 +69,13 @@ def test_bad_arguments_get_one_line_and_exit_2(tmp_path: Path, args: list[str]) 
         (["world", "serve", "--faults", "{tmp}/list.json", "--data-dir", "{tmp}/world"], {}),
         (["world", "hash", "--url", "sqlite:///{tmp}/list.json"], {}),  # not a database
         (["run", "t", "--tools", "demo", "--world-db", "sqlite:///{tmp}/list.json"], {}),
+        (["runs", "list", "--store", "mysql://user:secret@host/db"], {}),  # was a SQLite path
+        (["run", "t"], {"TETHER_STORE": "mysql://user:secret@host/db"}),
+        (["run", "t", "--thread", "", "--store", "{tmp}/runs.sqlite"], {}),
+        (["run", "t", "--thread", " \t", "--store", "{tmp}/runs.sqlite"], {}),
+        (["world", "serve", "--host", "not a host", "--data-dir", "{tmp}/world"], {}),  # was 3
+        (["world", "serve", "--host", "", "--data-dir", "{tmp}/world"], {}),  # every interface
+        (["bench", "--set", "heed=banana", "--out", "{tmp}/bench"], {}),  # a pydantic dump
     ],
 )
 def test_malformed_input_gets_one_line_and_exit_2_not_an_internal_error(
@@ -92,6 +90,7 @@ def test_malformed_input_gets_one_line_and_exit_2_not_an_internal_error(
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr
     assert "internal error" not in done.stderr and "Traceback" not in done.stderr
     assert "secret" not in done.stderr  # a password in a URL is never echoed
+    assert not [p for p in tmp_path.rglob("*") if "secret" in str(p)]  # nor made a path
 
 
 @pytest.mark.parametrize(
@@ -191,19 +190,32 @@ def test_a_bad_edit_is_refused_and_the_run_keeps_waiting(tmp_path: Path) -> None
 
 
 def test_without_an_answer_the_run_waits_and_says_how_to_answer(tmp_path: Path) -> None:
+    """The command it prints resumes on the same endpoint; --json says what waits (it
+    printed nothing on stdout)."""
     store, world = waiting_run(tmp_path)
-    done = tether("run", "--thread", "pay-1", *where(store, world), env=RESUMED)
+    done = tether("run", "--thread", "pay-1", "--json", *where(store, world), env=RESUMED)
     assert done.returncode == 3
     assert (
-        f"tether run --thread pay-1 --tools demo --data-dir {world} --store {store} --approve"
+        f"tether run --thread pay-1 --tools demo --data-dir {world} --store {store} --base-url "
+        f"{NO_MODEL} --model Qwen2.5-7B-Instruct --protocol json_schema --approve"
         in (" ".join(done.stderr.split()))
     )
+    view = json.loads(done.stdout)
+    assert (view["thread"], view["status"]) == ("pay-1", "running")
+    assert view["pending"]["action_requests"][0]["name"] == "pay_order"
     assert saved(store, "pay-1").pending is not None
 
 
 def test_interactive_answer_at_a_terminal(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
     child = PtyProcess([TETHER, "run", "--thread", "pay-1", *where(store, world)], RESUMED)
+    child.expect("approve, edit or reject?")
+    child.send("")  # Enter alone decides nothing: it was approve, and paid
+    child.expect("Please select one of the available options")
+    child.expect("approve, edit or reject?")
+    child.send("e")
+    child.expect("new arguments")
+    child.send("")  # Enter alone at the arguments: back to the question (it ran them as they were)
     child.expect("approve, edit or reject?")
     child.send("e")
     child.expect("new arguments")
@@ -239,6 +251,7 @@ def test_ctrl_c_stops_at_once_and_the_run_resumes(tmp_path: Path) -> None:
         _, err = child.communicate(timeout=20)  # well before the model timeout (60 s)
     assert child.returncode == 130
     assert "interrupted: run saved as thread cc; resume with: tether run --thread cc" in err
+    assert f"--base-url {base_url} --model Qwen2.5-7B-Instruct --protocol json_schema" in err
     with World.create(world) as w, open_run_store(store) as run_store:
         done = "Thought: done\nFinal Answer: ORD-2024-001 found"  # nothing looked up: sent back
         model = ScriptedChatModel(responses=[done, done])

@@ -16,6 +16,7 @@ import typer
 from pydantic import ValidationError
 from rich.console import Console
 from tether import TetherError
+from tether_cli.group import fail, one_line
 
 if TYPE_CHECKING:
     from tether_bench.options import BenchOptions
@@ -113,8 +114,18 @@ def bench_options(flags: dict[str, Any]) -> BenchOptions:
     try:
         return BenchOptions.model_validate(values)
     except ValidationError as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(said(exc))
+
+
+def said(exc: BaseException) -> str:
+    """An error on one line; a validation error as its problems, not pydantic's dump."""
+    if not isinstance(exc, ValidationError):
+        return one_line(exc)
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(part) for part in error["loc"])
+        problems.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return one_line(ValueError("; ".join(problems)))
 
 
 def ablated(ablate: bool, only: str | None) -> list[str]:
@@ -159,8 +170,7 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
         suite.info["command"] = command
         paths = write_suite(suite, options.out, with_charts=options.charts)
     except (TetherError, ScenarioFileError, ValueError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(said(exc))
     sys.stdout.write(suite_markdown(suite))
     if suite.ablation:
         sys.stdout.write("\nAblation (also in ablation.md):\n\n" + ablation_markdown(suite))

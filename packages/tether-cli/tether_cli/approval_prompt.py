@@ -94,13 +94,15 @@ def show(request: HITLRequest, console: Console) -> None:
 
 
 def ask(request: HITLRequest, registry: ToolRegistry, console: Console) -> Any:
-    """Ask until the answer is usable; edits are validated here, before resuming."""
+    """Ask until the answer is usable; edits are validated here, before resuming.
+
+    Nothing is a default: Enter alone at the question asks again, and at the arguments it
+    goes back to the question. A call that pays must be chosen, never fallen into.
+    """
     tool = request["action_requests"][0]["name"]
     current = visible_json(json.dumps(request["action_requests"][0]["args"], ensure_ascii=False))
     while True:
-        choice = Prompt.ask(
-            "approve, edit or reject?", choices=["a", "e", "r"], default="a", console=console
-        )
+        choice = Prompt.ask("approve, edit or reject?", choices=["a", "e", "r"], console=console)
         if choice == "a":
             return APPROVE
         if choice == "r":
@@ -108,7 +110,15 @@ def ask(request: HITLRequest, registry: ToolRegistry, console: Console) -> Any:
                 "reason for the model", default="rejected by the operator", console=console
             )
             return reject(message)
-        text = Prompt.ask("new arguments (JSON object)", default=current, console=console)
+        console.print(f"now: {escape(current)}")
+        text = Prompt.ask(
+            "new arguments (JSON object; Enter: back)",
+            default="",
+            show_default=False,
+            console=console,
+        )
+        if not text.strip():
+            continue
         try:
             args = parse_edit_json(text)
         except TetherError as exc:

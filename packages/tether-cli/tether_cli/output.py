@@ -24,10 +24,18 @@ def exit_code(status: Any) -> int:
     return info.exit_code if info is not None else EXIT_ERROR
 
 
-def finish(final: dict[str, Any], as_json: bool, trace: list[Any] = ()) -> None:  # type: ignore[assignment]
-    """Print the JSON result if asked; exit with the status's code (0 only if completed)."""
+def finish(
+    final: dict[str, Any],
+    as_json: bool,
+    trace: list[Any] = (),  # type: ignore[assignment]
+    saved: dict[str, Any] | None = None,
+) -> None:
+    """Print the JSON result if asked; exit with the status's code (0 only if completed).
+
+    ``saved`` (a saved run's ``thread`` and ``pending`` approval request) leads the JSON: a
+    script must learn which thread to answer, also when the run pauses (exit 3)."""
     if as_json:
-        view = result_view(final, list(trace))
+        view = (saved or {}) | result_view(final, list(trace))
         sys.stdout.write(visible_json(json.dumps(view, ensure_ascii=False, indent=2)) + "\n")
     raise typer.Exit(exit_code(final.get("status")))
 

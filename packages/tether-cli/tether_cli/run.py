@@ -17,11 +17,13 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
-from tether import TetherError
+from rich.markup import escape
+from tether import ModelCallError, TetherError
 
 from tether_cli.console import TracePrinter
-from tether_cli.output import EXIT_WAITING, finish
+from tether_cli.output import finish
 from tether_cli.run_options import RunOptions
+from tether_cli.visible import visible
 
 if TYPE_CHECKING:
     from tether import Agent, RunResult
@@ -68,11 +70,21 @@ def run(  # one line per flag; the flags only fill RunOptions
     protocol: Annotated[str | None, Opt(help="react, json_schema or native.")] = None,
     max_steps: Annotated[int | None, Opt(min=1, help="Step cap.")] = None,
     token_budget: Annotated[int | None, Opt(min=1, help="Token budget.")] = None,
+    switch_model: Annotated[
+        bool,
+        Opt(
+            "--switch-model",
+            help="Resume on another --base-url, --model, --protocol or --tools than the run "
+            "was saved with (without it, such a resume is refused).",
+        ),
+    ] = False,
 ) -> None:
     """Run the agent on TASK (or resume --thread) and print each step as it happens.
 
     A run waiting for approval is answered with --approve, --reject MESSAGE or --edit JSON,
-    --yes (approve every call), or at the terminal; without any, it stays saved (exit 3).
+    --yes (approve every call), or at the terminal (Enter alone decides nothing); without
+    any, it stays saved (exit 3). A saved run remembers its endpoint, model, protocol and
+    toolset (never an API key): a resume uses them when the flags are left out.
     """
     run_agent(RunOptions.from_flags(**locals()))
 
@@ -82,11 +94,13 @@ def run_agent(options: RunOptions) -> None:
     from tether import ToolRegistry, load_settings
     from tether.control import open_run_store
 
+    from tether_cli.endpoint import applied, remember
     from tether_cli.toolsets import load_toolset
 
-    settings = load_settings(**options.settings_overrides())
-    again = options.resume_command()
+    settings = load_settings(**options.settings_overrides())  # bad flags: before any store
     with open_run_store(options.store) as run_store, ExitStack() as toolsets:
+        options, settings, endpoint = applied(options, settings, run_store)
+        again = options.resume_command()
         registry = ToolRegistry()
         if options.tools is not None:
             toolset = load_toolset(options.tools, options.data_dir, options.world_db)
@@ -94,28 +108,32 @@ def run_agent(options: RunOptions) -> None:
             registry = toolset.registry()
         from tether import Agent  # after the databases: one that is down fails fast
 
-        agent = Agent(settings, store=run_store, registry=registry)
-        with stop_on_ctrl_c(f"run saved as thread {options.thread}; resume with: {again}"):
+        agent = remember(Agent(settings, store=run_store, registry=registry), endpoint)
+        said = visible(f"run saved as thread {options.thread}; resume with: {again}")
+        with stop_on_ctrl_c(said), hint_on_not_found(settings.base_url):
             result = answer_until_done(agent, options)
             trace = agent.trace(options.thread) if options.as_json else []
-    if not options.as_json:
-        err.print(f"[dim]saved as thread {options.thread} (tether runs show {options.thread})")
-    finish(dict(result.state), options.as_json, trace)
+    thread = escape(visible(options.thread))
+    if result.pending is not None:
+        err.print(
+            f"[yellow]waiting for approval:[/yellow] run saved as thread {thread}; answer "
+            f"with: {escape(visible(again))} --approve (or --reject MESSAGE, --edit JSON)"
+        )
+    elif not options.as_json:
+        err.print(f"[dim]saved as thread {thread} (tether runs show {thread})")
+    saved = {"thread": options.thread, "pending": result.pending}
+    finish(dict(result.state), options.as_json, trace, saved)
 
 
 def answer_until_done(agent: Agent, options: RunOptions) -> RunResult:
-    """Drive the run and answer each approval it asks for; exit 3 when nobody can answer."""
+    """Drive the run and answer each approval it asks for; a run nobody can answer is
+    returned still waiting (it exits 3)."""
     answers, context = options.answers(), options.limits() or None
     result, printer = drive(agent, options)
     while result.pending is not None:
         answer = answers.answer(result.pending, agent.registry, err)
         if answer is None:
-            err.print(
-                f"[yellow]waiting for approval:[/yellow] run saved as thread {options.thread}"
-                f"; answer with: {options.resume_command()} --approve (or --reject MESSAGE, "
-                "--edit JSON)"
-            )
-            raise typer.Exit(EXIT_WAITING)
+            return result
         result = agent.resume(options.thread, answer, context=context, observer=printer)
     return result
 
@@ -161,3 +179,23 @@ def stop_on_ctrl_c(message: str) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def hint_on_not_found(base_url: str | None) -> Iterator[None]:
+    """A 404 from a base URL whose path lacks ``/v1`` says which URL was probably meant
+    (OpenAI-compatible servers answer under ``/v1``; a bare 404 told nothing)."""
+    try:
+        yield
+    except ModelCallError as exc:
+        if base_url is None or getattr(exc.__cause__, "status_code", None) != 404:
+            raise
+        import httpx
+
+        url = httpx.URL(base_url)
+        if "/v1" in url.path:
+            raise
+        meant = url.copy_with(path=url.path.rstrip("/") + "/v1", query=None, fragment=None)
+        from tether.dburl import redacted
+
+        raise TetherError(f"{exc} (did you mean --base-url {redacted(str(meant))}?)") from exc

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from tether import TetherError
 
 from tether_cli.approval_prompt import Answers, parse_edit_json
+from tether_cli.locations import check_store
 
 
 def new_thread_id() -> str:
@@ -50,11 +51,25 @@ class RunOptions(BaseModel):
     protocol: str | None = None
     max_steps: int | None = Field(None, ge=1)
     token_budget: int | None = Field(None, ge=1)
+    switch_model: bool = False
+    """Resume on another endpoint, model, protocol or toolset than the saved run remembers."""
 
     @field_validator("edit", mode="before")
     @classmethod
     def _parse_edit(cls, value: Any) -> Any:
         return parse_edit_json(value) if isinstance(value, str) else value
+
+    @field_validator("thread")
+    @classmethod
+    def _check_thread(cls, value: str) -> str:
+        if not value.strip():
+            raise TetherError("--thread needs an id: it cannot be empty or blank")
+        return value
+
+    @field_validator("store")
+    @classmethod
+    def _check_store(cls, value: str) -> str:
+        return check_store(value)
 
     @model_validator(mode="after")
     def _check(self) -> Self:
@@ -85,14 +100,16 @@ class RunOptions(BaseModel):
         return {k: v for k, v in endpoint.items() if v is not None} | self.limits()
 
     def resume_command(self) -> str:
-        """The command that picks this run up again, with the options that locate it."""
+        """The command that picks this run up again: the options that locate it, and the
+        endpoint it runs on (a resume takes the saved one anyway; the command shows it)."""
         words = ["tether", "run", "--thread", self.thread]
-        if self.tools is not None:
-            words += ["--tools", self.tools]
-        if self.data_dir is not None:
-            words += ["--data-dir", str(self.data_dir)]
-        if self.store is not None:
-            words += ["--store", self.store]
-        if self.world_db is not None:
-            words += ["--world-db", self.world_db]
+        for name in RESUME_FLAGS:
+            value = getattr(self, name)
+            if value is not None and (name != "model" or self.base_url is not None):
+                words += ["--" + name.replace("_", "-"), str(value)]
         return shlex.join(words)
+
+
+RESUME_FLAGS = ("tools", "data_dir", "store", "world_db", "base_url", "model", "protocol")
+"""The flags a resume command repeats (the model only with a base URL: the embedded model
+has one of its own)."""

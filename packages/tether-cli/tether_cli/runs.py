@@ -11,6 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tether_cli.locations import check_store
 from tether_cli.visible import visible, visible_json
 
 if TYPE_CHECKING:
@@ -29,7 +30,7 @@ def _agent(store: str | None) -> tuple[RunStore, Agent]:
     """The store first: an unreachable database is reported before the agent's stack loads."""
     from tether.control import open_run_store
 
-    run_store = open_run_store(store)
+    run_store = open_run_store(None if store is None else check_store(store))
     try:
         from tether import Agent, load_settings
 

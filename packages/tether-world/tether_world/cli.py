@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -54,6 +55,7 @@ def serve(
     ] = None,
 ) -> None:
     """Serve the payment API for agents running elsewhere."""
+    _check_listen(host, port)
     world = _open(data_dir, url, seed)
     try:
         if faults is not None:
@@ -64,6 +66,25 @@ def serve(
         uvicorn.run(world.payments_app(), host=host, port=port, log_level="info")
     finally:
         world.close()
+
+
+def _check_listen(host: str, port: int) -> None:
+    """Refuse, as a bad --host (exit 2), an address the server could not listen on: the
+    server itself would exit 3, which is tether's code for a saved run that waits. An empty
+    host would listen on every interface; that must be asked for (0.0.0.0), not fallen into.
+    """
+    if not host.strip():
+        raise typer.BadParameter(
+            "cannot be empty (give 0.0.0.0 to listen on every interface)", param_hint="'--host'"
+        )
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind(address)
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        raise typer.BadParameter(f"cannot listen on it: {why}", param_hint="'--host'") from None
 
 
 @world_app.command()
