@@ -9,7 +9,8 @@ from pathlib import Path
 from pydantic import SecretStr
 from tether import CAUSES, STATUSES, AgentSettings
 
-DOCS = Path(__file__).parent.parent / "docs"
+ROOT = Path(__file__).parent.parent
+DOCS = ROOT / "docs"
 SETTINGS_PAGE = (DOCS / "settings.md").read_text(encoding="utf-8")
 STATUSES_PAGE = (DOCS / "concepts" / "statuses.md").read_text(encoding="utf-8")
 
@@ -55,3 +56,32 @@ def test_the_cause_table_is_tethers_table() -> None:
     section = STATUSES_PAGE.split("\n## Stop causes\n", 1)[1]
     rows = dict(re.findall(r"^\| `(\w+)` \| ([^|]+) \|", section, re.M))
     assert {cause: meaning.strip() for cause, meaning in rows.items()} == dict(CAUSES)
+
+
+def table_rows(text: str) -> dict[str, list[str]]:
+    """Every table row of a page by its first cell (the first row of a name wins)."""
+    rows: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.startswith("| ") and not line.startswith("|---"):
+            cells = [cell.strip() for cell in line.strip("|").split("|")]
+            rows.setdefault(cells[0], cells[1:])
+    return rows
+
+
+def test_the_front_pages_figures_are_the_results_pages() -> None:
+    """The README's headline figures are the measured ones its pages report, not a copy that
+    goes stale: each of its cells starts the same row's cell there."""
+    front = (ROOT / "README.md").read_text(encoding="utf-8").split("\n## Measured\n", 1)[1]
+    pages = "\n".join(
+        (DOCS / "results" / name).read_text(encoding="utf-8")
+        for name in ("real-runs.md", "benchmark.md")
+    )
+    results = table_rows(pages)
+    checked = 0
+    for name, cells in table_rows(front.split("\n## ", 1)[0]).items():
+        if name in ("Agent", "on the real runs"):
+            continue
+        there = results[name]
+        assert all(any(cell.startswith(mine) for cell in there) for mine in cells), name
+        checked += 1
+    assert checked == 8
