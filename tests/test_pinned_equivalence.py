@@ -17,7 +17,6 @@ import hashlib
 import json
 import operator
 import shutil
-import types
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
@@ -38,10 +37,8 @@ from langchain_core.messages import (
 )
 from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
-from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException
 from langchain_core.tools import tool as lc_tool
-from langchain_core.tracers.context import collect_runs
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
 from langgraph.graph import END, START, StateGraph
@@ -60,15 +57,7 @@ from tether.nodes.deps import Deps, _unbound
 from tether.settings import RunSettings, resolve_settings
 from tether.state import AgentState
 from tether.testing import ScriptedChatModel
-from tether.tools import direct
-from tether.tools.direct import ainvoke_tool, direct_function, invoke_tool
 from tether.tools.safe import json_safe
-
-CONFIG: RunnableConfig = {
-    "configurable": {"x": "from-config"},
-    "tags": ["pinned"],
-    "metadata": {"m": 1},
-}
 
 
 # --- outcomes: what a caller can observe of one call ----------------------------------------
@@ -177,44 +166,6 @@ async def arepeat(key: str, times: int = 2) -> str:
     return key.upper() * times
 
 
-@tool
-async def afailing(key: str) -> str:
-    """Async, always fails."""
-    raise ValueError(f"async: no record for {key}")
-
-
-async def _awith_config(key: str, config: RunnableConfig) -> str:
-    """Async, reads its config."""
-    return f"{key}:{config.get('configurable', {}).get('x')}"
-
-
-awith_config = tool(_awith_config)
-
-
-def _seen_config() -> dict[str, Any]:
-    """What a nested runnable would see as its config inside a tool body."""
-    seen = ensure_config()
-    manager = seen.get("callbacks")
-    return {
-        **{k: v for k, v in seen.items() if k != "callbacks"},
-        "handlers": len(getattr(manager, "handlers", [])),
-        "inheritable_tags": sorted(getattr(manager, "inheritable_tags", [])),
-        "inheritable_metadata": getattr(manager, "inheritable_metadata", None),
-    }
-
-
-@tool
-def config_probe(key: str) -> dict[str, Any]:
-    """Report the config the body runs under."""
-    return _seen_config()
-
-
-@tool
-async def aconfig_probe(key: str) -> dict[str, Any]:
-    """Async: report the config the body runs under."""
-    return _seen_config()
-
-
 SYNC_CASES: list[tuple[BaseTool, dict[str, Any]]] = [
     (repeat, {"key": "ab"}),  # a default filled in
     (repeat, {"key": "ab", "times": "3"}),  # coerced by the schema
@@ -234,134 +185,14 @@ SYNC_CASES: list[tuple[BaseTool, dict[str, Any]]] = [
     (arepeat, {"key": "ab"}),  # async only: sync invoke is refused
 ]
 
-ASYNC_CASES: list[tuple[BaseTool, dict[str, Any]]] = [
-    (arepeat, {"key": "ab"}),
-    (arepeat, {"key": "ab", "times": "3"}),
-    (arepeat, {"times": 3}),
-    (afailing, {"key": "k"}),
-    (awith_config, {"key": "k"}),
-    (repeat, {"key": "ab"}),  # sync only: LangChain runs it in a thread
-    (failing, {"key": "k"}),
-    (with_injected, {"key": "k", "secret": "given"}),
-    (doubled, {"n": 5}),
-]
-
 
 def _case_id(case: tuple[BaseTool, dict[str, Any]]) -> str:
     return f"{case[0].name}-{json.dumps(case[1], sort_keys=True)}"
 
 
-# --- tools/direct.py: invoke_tool / ainvoke_tool ------------------------------------------
-@pytest.mark.parametrize("case", SYNC_CASES, ids=_case_id)
-def test_invoke_tool_matches_basetool_invoke(case: tuple[BaseTool, dict[str, Any]]) -> None:
-    """Pins ``BaseTool.invoke(args, config)`` for StructuredTools: input parsing
-    (``_parse_input``: defaults, coercion, extra fields dropped, ValidationError with its
-    message), the config given to a ``config`` parameter, injected arguments, exceptions
-    (ToolException included, with no handler) raised as they are, and the refusal of a sync
-    call to an async-only tool."""
-    item, args = case
-    expected = outcome(lambda: item.invoke(dict(args), config=dict(CONFIG)))  # type: ignore[arg-type]
-    assert outcome(lambda: invoke_tool(item, dict(args), dict(CONFIG))) == expected  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("case", ASYNC_CASES, ids=_case_id)
-def test_ainvoke_tool_matches_basetool_ainvoke(case: tuple[BaseTool, dict[str, Any]]) -> None:
-    """Pins ``BaseTool.ainvoke(args, config)``: the same parsing, config and exceptions for
-    coroutine tools, and a sync-only tool run by LangChain in a thread."""
-    item, args = case
-    expected = aoutcome(lambda: item.ainvoke(dict(args), config=dict(CONFIG)))  # type: ignore[arg-type]
-    assert aoutcome(lambda: ainvoke_tool(item, dict(args), dict(CONFIG))) == expected  # type: ignore[arg-type]
-
-
-def test_the_direct_path_is_taken_for_the_plain_cases() -> None:
-    """Pins which tools the comparisons above exercise the fast path for (else they would
-    compare LangChain with itself): plain StructuredTools over functions, not tools whose
-    calls LangChain fills in (config, injected args) or whose body has the other colour."""
-    assert all(direct_function(t, run_async=False) for t in (repeat, nested, doubled, failing))
-    assert all(direct_function(t, run_async=True) for t in (arepeat, afailing))
-    assert direct_function(with_config, run_async=False) is None
-    assert direct_function(with_injected, run_async=False) is None
-    assert direct_function(awith_config, run_async=True) is None
-    assert direct_function(arepeat, run_async=False) is None
-
-
-RUN_CONFIGS: list[RunnableConfig] = [
-    {},
-    dict(CONFIG),  # type: ignore[list-item]
-    {
-        **CONFIG,
-        "run_name": "named",
-        "run_id": UUID(int=7),
-        "recursion_limit": 7,
-        "max_concurrency": 2,
-    },
-]
-
-
-@pytest.mark.parametrize("config", RUN_CONFIGS, ids=["empty", "tagged", "named"])
-def test_a_direct_call_runs_under_the_config_langchain_gives_the_body(
-    config: RunnableConfig,
-) -> None:
-    """Pins the config ``BaseTool.invoke``/``ainvoke`` set as the current one for the tool
-    body (what nested runnables inherit): its keys and values with run_name and run_id
-    dropped, and a callback manager carrying the tags and metadata, with no handler."""
-    lib = config_probe.invoke({"key": "k"}, config=dict(config))  # type: ignore[arg-type]
-    assert invoke_tool(config_probe, {"key": "k"}, dict(config)) == lib  # type: ignore[arg-type]
-    alib = asyncio.run(aconfig_probe.ainvoke({"key": "k"}, config=dict(config)))  # type: ignore[arg-type]
-    aours = asyncio.run(ainvoke_tool(aconfig_probe, {"key": "k"}, dict(config)))  # type: ignore[arg-type]
-    assert aours == alib
-    assert lib["handlers"] == 0 and "run_name" not in lib
-
-
-def _runs(collected: Any) -> list[tuple[Any, ...]]:
-    return [
-        (run.name, run.run_type, run.inputs, run.outputs, (run.error or "").partition("\n")[0])
-        for run in collected.traced_runs
-    ]
-
-
-@pytest.mark.parametrize(
-    ("item", "args"),
-    [(repeat, {"key": "ab"}), (failing, {"key": "k"}), (arepeat, {"key": "ab"})],
-    ids=["sync", "raises", "async"],
-)
-def test_a_handler_added_by_context_sees_the_call_as_langchain_reports_it(
-    item: BaseTool, args: dict[str, Any]
-) -> None:
-    """Pins the tool run LangChain reports to a handler that no config names but a
-    context adds (``collect_runs``, as tracing does through configure hooks): name, type,
-    inputs, outputs and error, sync and async; the direct path must not hide it."""
-    run_async = item.coroutine is not None  # type: ignore[attr-defined]
-
-    def call(invoke: Callable[[], Any]) -> list[tuple[Any, ...]]:
-        with collect_runs() as collected:
-            outcome(invoke)
-        return _runs(collected)
-
-    if run_async:
-
-        async def collect(invoke: Callable[[], Awaitable[Any]]) -> list[tuple[Any, ...]]:
-            with collect_runs() as collected:
-                await invoke()
-            return _runs(collected)
-
-        expected = asyncio.run(collect(lambda: item.ainvoke(dict(args))))
-        assert asyncio.run(collect(lambda: ainvoke_tool(item, dict(args), None))) == expected
-    else:
-        expected = call(lambda: item.invoke(dict(args)))
-        assert call(lambda: invoke_tool(item, dict(args), None)) == expected
-    assert [run[:2] for run in expected] == [(item.name, "tool")]
-
-
 class DefaultsDiffer(BaseModel):
     key: str
     times: int = 5  # the schema's default, not the function's
-
-
-@tool(args_schema=DefaultsDiffer)
-def schema_default(key: str, times: int = 2) -> str:
-    """Repeat with the schema's default."""
-    return key * times
 
 
 class Aliased(BaseModel):
@@ -372,71 +203,6 @@ class Aliased(BaseModel):
 def aliased(from_: str) -> str:
     """A field with an alias."""
     return from_
-
-
-@pytest.mark.parametrize(
-    ("item", "args"),
-    [(schema_default, {"key": "ab"}), (aliased, {"from": "x"})],
-    ids=["schema-default", "alias"],
-)
-def test_invoke_tool_passes_defaults_and_aliases_as_langchain_does(
-    item: BaseTool, args: dict[str, Any]
-) -> None:
-    """Pins ``BaseTool.invoke``'s argument passing for fields missing from the input but
-    with a schema default (the schema's default reaches the function, not the function's
-    own) and for fields given by their alias."""
-    assert direct_function(item, run_async=False) is not None
-    expected = outcome(lambda: item.invoke(dict(args)))
-    assert outcome(lambda: invoke_tool(item, dict(args), None)) == expected
-
-
-def _plain_shape(key: str) -> str:
-    """Plain."""
-    return f"plain:{key}"
-
-
-def _config_shape(key: str, config: RunnableConfig) -> str:
-    """Reads its config."""
-    return f"config:{key}:{config.get('configurable', {}).get('x')}"
-
-
-def _injected_shape(key: str, secret: Annotated[str, InjectedToolArg] = "s") -> str:
-    """Injected."""
-    return f"injected:{key}:{secret}"
-
-
-PROTOTYPES = [tool(shape) for shape in (_plain_shape, _config_shape, _injected_shape)]
-
-
-def _recreated(shape: Callable[..., str]) -> Callable[..., str]:
-    """A new function object with ``shape``'s code, signature and annotations."""
-    made = types.FunctionType(shape.__code__, shape.__globals__, shape.__name__)
-    made.__doc__, made.__annotations__ = shape.__doc__, dict(shape.__annotations__)
-    made.__defaults__ = shape.__defaults__
-    return made
-
-
-def _same_as_invoke(item: BaseTool, args: dict[str, Any]) -> bool:
-    direct_outcome = outcome(lambda: invoke_tool(item, dict(args), dict(CONFIG)))  # type: ignore[arg-type]
-    return direct_outcome == outcome(lambda: item.invoke(dict(args), config=dict(CONFIG)))  # type: ignore[arg-type]
-
-
-def test_the_signature_cache_never_serves_a_recycled_function() -> None:
-    """Pins ``BaseTool.invoke`` on functions created, dropped and recreated (so their ids
-    recycle) in turn with a plain signature, a ``config`` parameter and an injected
-    argument: ``direct._takes_only`` is an lru_cache keyed by the function (hash = id), and
-    a stale answer would call a config-taking function without its config."""
-    fields = frozenset({"key"})
-    for round_ in range(600):  # more than the cache's 512 entries: evictions free ids
-        shape = PROTOTYPES[round_ % 3]
-        assert isinstance(shape, StructuredTool) and shape.func is not None
-        fn = _recreated(shape.func)
-        item = StructuredTool(
-            name=shape.name, description=shape.description, args_schema=shape.args_schema, func=fn
-        )
-        assert direct._takes_only(fn, fields) == direct._takes_only.__wrapped__(fn, fields)  # type: ignore[attr-defined]
-        assert _same_as_invoke(item, {"key": "k"})
-        del item, fn
 
 
 def _described(key: str, times: Annotated[int, Field(description="how often")] = 2) -> str:
