@@ -21,12 +21,10 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
-from uuid import UUID
 
 import pytest
 import tiktoken
 import tiktoken_ext
-from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
     AIMessage,
@@ -41,14 +39,13 @@ from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, Tool
 from langchain_core.tools import tool as lc_tool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langchain_openai import ChatOpenAI
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 from tether import AgentSettings, ToolRegistry, tool
 from tether.decisions import small_model
 from tether.decisions.offer import Offer
 from tether.errors import SettingsError
-from tether.graph.edge import Edge
 from tether.llm.protocols import PROTOCOLS
 from tether.llm.schema_shape import tool_arguments
 from tether.memory.tokens import CACHED_TEXT_CHARS, TiktokenCounter, count_messages
@@ -406,106 +403,6 @@ def test_an_unbound_call_is_the_binding_call(
     assert target.invoke(messages, **{**kwargs, **call_kwargs}).content == expected
     aexpected = asyncio.run(binding.ainvoke(messages, **call_kwargs)).content
     assert asyncio.run(target.ainvoke(messages, **{**kwargs, **call_kwargs})).content == aexpected
-
-
-# --- loop/edge.py: a conditional edge -------------------------------------------------------
-class EdgeState(TypedDict, total=False):
-    n: int
-    log: Annotated[list[str], operator.add]
-    extra: str
-
-
-class EdgeView(TypedDict, total=False):
-    n: int
-
-
-SEEN: list[dict[str, Any]] = []
-
-
-def route(state: EdgeView) -> str:
-    """Loop until n reaches 3; n == 99 is refused."""
-    SEEN.append(dict(state))
-    if state.get("n") == 99:
-        raise ValueError("n is 99")
-    return "again" if state.get("n", 0) < 3 else "stop"
-
-
-def route_unannotated(state):  # type: ignore[no-untyped-def]
-    """The same route, without a type for its input."""
-    return route(state)
-
-
-def bump(state: EdgeState) -> dict[str, Any]:
-    n = state.get("n", 0)
-    return {"n": 99 if n == 98 else n + 1, "log": [f"bump {n}"], "extra": "from the node"}
-
-
-async def abump(state: EdgeState) -> dict[str, Any]:
-    return bump(state)
-
-
-class ChainEvents(BaseCallbackHandler):
-    """Chain runs as a handler sees them, by name and parent name (ids vary per run)."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[Any, ...]] = []
-        self.names: dict[UUID, str] = {}
-
-    def on_chain_start(
-        self, serialized: Any, inputs: Any, *, run_id: UUID, parent_run_id: UUID | None = None,
-        tags: list[str] | None = None, metadata: dict[str, Any] | None = None, **kw: Any,
-    ) -> None:  # fmt: skip
-        self.names[run_id] = str(kw.get("name"))
-        parent = self.names.get(parent_run_id) if parent_run_id else None
-        meta = {k: v for k, v in (metadata or {}).items() if "checkpoint" not in k}
-        self.events.append(("start", kw.get("name"), parent, inputs, tuple(tags or ()), meta))
-
-    def on_chain_end(self, outputs: Any, *, run_id: UUID, **kw: Any) -> None:
-        self.events.append(("end", self.names.get(run_id), outputs))
-
-    def on_chain_error(self, error: BaseException, *, run_id: UUID, **kw: Any) -> None:
-        self.events.append(("error", self.names.get(run_id), type(error), str(error)))
-
-
-def _edge_graph(path: Any, *, run_async: bool) -> Any:
-    builder = StateGraph(EdgeState)
-    builder.add_node("bump", abump if run_async else bump)
-    builder.add_edge(START, "bump")
-    builder.add_conditional_edges("bump", path, {"again": "bump", "stop": END})
-    return builder.compile()
-
-
-def _run_edge(path: Any, start: int, *, run_async: bool, traced: bool) -> tuple[Any, ...]:
-    """What one run shows: its outcome, the inputs the path read, the handler's events."""
-    SEEN.clear()
-    events = ChainEvents()
-    config: RunnableConfig = {"callbacks": [events]} if traced else {}
-    graph = _edge_graph(path, run_async=run_async)
-    if run_async:
-        result = aoutcome(lambda: graph.ainvoke({"n": start}, config))
-    else:
-        result = outcome(lambda: graph.invoke({"n": start}, config))
-    return result, list(SEEN), events.events
-
-
-@pytest.mark.parametrize("run_async", [False, True], ids=["sync", "async"])
-@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
-@pytest.mark.parametrize("start", [0, 98], ids=["routes", "raises"])
-@pytest.mark.parametrize("path", [route, route_unannotated], ids=["typed", "untyped"])
-def test_an_edge_runs_as_langgraph_runs_a_plain_function_path(
-    path: Callable[..., str], start: int, run_async: bool, traced: bool
-) -> None:
-    """Pins ``StateGraph.add_conditional_edges(source, function, path_map)`` compiled and
-    invoked (sync and async, with and without a handler): the routes taken and the final
-    state, an exception from the path propagated as it is, the input the path is given
-    (only the annotated schema's keys of the fresh state; an unannotated path gets the
-    node's update laid over it), and the chain runs a handler sees (the path's run named
-    after the function, under the node's run, with the node's tags and metadata)."""
-    expected = _run_edge(path, start, run_async=run_async, traced=traced)
-    got = _run_edge(Edge(path.__name__, path), start, run_async=run_async, traced=traced)
-    assert got == expected
-    if traced:
-        assert ("start", path.__name__) in [e[:2] for e in got[2]]
 
 
 # --- nodes/base.py and nodes/deps.py: a Runnable node and its run's settings -----------------
