@@ -25,15 +25,12 @@ from typing import Annotated, Any, Literal, TypedDict
 import pytest
 import tiktoken
 import tiktoken_ext
-from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import (
-    AIMessage,
     BaseMessage,
     HumanMessage,
     SystemMessage,
     convert_to_openai_messages,
 )
-from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, InjectedToolArg, StructuredTool, ToolException
 from langchain_core.tools import tool as lc_tool
@@ -50,7 +47,7 @@ from tether.llm.protocols import PROTOCOLS
 from tether.llm.schema_shape import tool_arguments
 from tether.memory.tokens import CACHED_TEXT_CHARS, TiktokenCounter, count_messages
 from tether.nodes.base import Node
-from tether.nodes.deps import Deps, _unbound
+from tether.nodes.deps import Deps
 from tether.settings import RunSettings, resolve_settings
 from tether.state import AgentState
 from tether.testing import ScriptedChatModel
@@ -347,62 +344,20 @@ def _chat_openai() -> ChatOpenAI:
 
 def test_native_tool_binding_and_its_count_are_what_chatopenai_sends() -> None:
     """Pins ``ChatOpenAI.bind_tools(tools, parallel_tool_calls=False)``: the request
-    arguments the native protocol binds (tether calls the model with them unbound) and the
-    tool schemas it counts as the server renders them, and ``convert_to_openai_messages``
-    for the system message counted with them."""
+    arguments the native protocol binds and the tool schemas it counts as the server
+    renders them, and ``convert_to_openai_messages`` for the system message counted with
+    them."""
     model = _chat_openai()
     offered = (repeat, nested, with_config)
     binding = model.bind_tools(list(offered), parallel_tool_calls=False)
-    target, kwargs = _unbound(*PROTOCOLS["native"].prepare(model, Offer(offered)))
-    assert target is model
-    assert kwargs == binding.kwargs  # type: ignore[attr-defined]
+    target, kwargs = PROTOCOLS["native"].prepare(model, Offer(offered))
+    assert kwargs == {}
+    assert target.kwargs == binding.kwargs  # type: ignore[attr-defined]
     counter = ChatCounter()
     assert PROTOCOLS["native"].frame_tokens("system text", Offer(offered), counter) == 42
     [(messages, schemas)] = counter.chats
     assert schemas == binding.kwargs["tools"]  # type: ignore[attr-defined]
     assert messages == convert_to_openai_messages([SystemMessage("system text")])
-
-
-class KwargsModel(BaseChatModel):
-    """Answers with the keyword arguments it was called with."""
-
-    @property
-    def _llm_type(self) -> str:
-        return "kwargs-echo"
-
-    def _generate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        text = json.dumps({"n": len(messages), **kw}, sort_keys=True, default=str)
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(text))])
-
-    async def _agenerate(
-        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any
-    ) -> ChatResult:
-        return self._generate(messages, stop, run_manager, **kw)
-
-
-@pytest.mark.parametrize(
-    ("bound_kwargs", "call_kwargs"),
-    [
-        ({"tools": ["t"], "parallel_tool_calls": False}, {"temperature": 0.1}),
-        ({"temperature": 0.9, "stop_after": 3}, {"temperature": 0.1}),  # the call's wins
-        ({}, {}),
-    ],
-)
-def test_an_unbound_call_is_the_binding_call(
-    bound_kwargs: dict[str, Any], call_kwargs: dict[str, Any]
-) -> None:
-    """Pins ``RunnableBinding.invoke``/``ainvoke``: the bound model called with the bound
-    keyword arguments, those given at the call winning, as ``nodes.deps._unbound`` calls it
-    (sync and async)."""
-    binding = KwargsModel().bind(**bound_kwargs)
-    target, kwargs = _unbound(binding, {})
-    messages = [HumanMessage("hi")]
-    expected = binding.invoke(messages, **call_kwargs).content
-    assert target.invoke(messages, **{**kwargs, **call_kwargs}).content == expected
-    aexpected = asyncio.run(binding.ainvoke(messages, **call_kwargs)).content
-    assert asyncio.run(target.ainvoke(messages, **{**kwargs, **call_kwargs})).content == aexpected
 
 
 # --- nodes/base.py and nodes/deps.py: a Runnable node and its run's settings -----------------
@@ -450,9 +405,9 @@ def test_a_node_reads_the_runtime_langgraph_injects_into_a_function_node(
 ) -> None:
     """Pins LangGraph's runtime injection (``runtime: Runtime`` on a function node) against
     ``get_runtime()`` inside a Runnable node, sync and async: the same context object at
-    every node of a run (``Deps.settings_for`` keeps its answer per context object), a dict
-    context built into the context schema afresh per run, and the settings resolved from
-    it the same, run after run through one compiled graph (one ``Deps``)."""
+    every node of a run, a dict context built into the context schema afresh per run, and
+    the settings resolved from it the same, run after run through one compiled graph (one
+    ``Deps``)."""
     graph = _probe_graph()
     for context in [None, {"max_steps": 2}, {"max_steps": 3, "temperature": 0.5}, None]:
         seen = _seen(graph, context, run_async)
@@ -463,28 +418,13 @@ def test_a_node_reads_the_runtime_langgraph_injects_into_a_function_node(
 
 def test_a_context_object_cannot_change_between_runs() -> None:
     """Pins ``runtime.context`` as LangGraph gives it: the object the caller passed, as it
-    is at the time of the run. ``Deps.settings_for`` keeps its answer per context object,
-    which is right only because a RunSettings cannot be changed after it is made."""
+    is at the time of the run; a RunSettings cannot be changed after it is made."""
     graph = _probe_graph()
     context = RunSettings(max_steps=2)
     assert {s[1] for s in _seen(graph, context, False)} == {2}
     with pytest.raises(ValidationError, match="frozen"):
         context.max_steps = 7  # type: ignore[attr-defined]
     assert {s[1] for s in _seen(graph, RunSettings(max_steps=7), False)} == {7}
-
-
-def test_the_settings_cache_never_serves_a_recycled_context() -> None:
-    """Pins ``resolve_settings`` (the uncached answer) for context objects created,
-    dropped and recreated with other values, so their ids recycle: ``Deps.settings_for``
-    is keyed by ``id(context)``."""
-    deps = Deps(settings=BASE, registry=ToolRegistry(), rules=())
-    ids: list[int] = []
-    for round_ in range(300):  # past the cache's 64 entries: its refs are let go
-        context = RunSettings(max_steps=round_ % 9 + 1, temperature=(round_ % 5) / 4)
-        ids.append(id(context))
-        assert deps.settings_for(context) == resolve_settings(BASE, context)
-        del context
-    assert len(set(ids)) < len(ids), "no id was recycled: the test did not exercise reuse"
 
 
 @tool
@@ -517,10 +457,10 @@ def test_the_offer_cache_never_serves_a_recycled_tool(protocol: str) -> None:
         assert got.frame.system == system
         assert got.frame.tokens == handler.frame_tokens(system, offer, counter)
         assert [t.name for t in got.tools] == [t.name for t in offer.callable]
-        bound, kwargs = _unbound(*handler.prepare(model, offer))
+        bound, kwargs = handler.prepare(model, offer)
         assert (got.model, got.call_kwargs) == (bound, kwargs)
         if protocol == "native" and offer.callable:
-            assert got.call_kwargs == model.bind_tools([made], parallel_tool_calls=False).kwargs  # type: ignore[attr-defined]
+            assert got.model.kwargs == model.bind_tools([made], parallel_tool_calls=False).kwargs  # type: ignore[attr-defined]
         del made, offer, got
     assert len(set(ids)) < len(ids), "no id was recycled: reuse not exercised"
 
