@@ -1,18 +1,13 @@
-"""The async loop does the sync loop's work on the event loop: same outcome, no thread hops
-for work that cannot block."""
+"""The async loop does the sync loop's work: the same outcome, the same traced edges."""
 
 from __future__ import annotations
 
 import asyncio
-import functools
-import threading
 from typing import Any
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.decisions import routing
-from tether.graph.edge import Edge
 from tether.testing import ScriptedChatModel
 
 from tests.scripts import act, final
@@ -32,29 +27,6 @@ def lookup(key: str) -> str:
 
 REPLIES = [act("alookup", '{"key": "a"}'), act("alookup", "{}"), final("value of a")]
 SETTINGS = AgentSettings(base_url="http://127.0.0.1:9/v1", approval_tools=[], protocol="react")
-
-
-def test_edges_of_an_async_run_stay_on_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
-    threads: list[int] = []
-    for name in ("route_after_think", "route_after_act"):
-        router = getattr(routing, name)
-
-        @functools.wraps(router)  # keeps the Literal return type that lists the edges
-        def recorded(state: Any, router: Any = router) -> Any:
-            threads.append(threading.get_ident())
-            return router(state)
-
-        monkeypatch.setattr(routing, name, recorded)
-    model = ScriptedChatModel(responses=list(REPLIES))
-    graph = build_graph(SETTINGS, model=model, registry=ToolRegistry([alookup]))
-
-    async def run() -> tuple[dict[str, Any], int]:
-        return await graph.ainvoke({"task": "look a up"}), threading.get_ident()
-
-    state, loop_thread = asyncio.run(run())
-    assert state["status"] == "completed"
-    assert len(threads) >= 5  # think and act edges of three steps
-    assert set(threads) == {loop_thread}
 
 
 def test_an_async_run_ends_as_the_sync_run_does() -> None:
@@ -109,11 +81,3 @@ def test_edges_are_traced_as_runs_of_their_own(run_async: bool) -> None:
     assert names.count("route_after_act") == 2
     assert ("end", "tool call") in recorder.runs
     assert ("end", "stop") in recorder.runs
-
-
-def test_an_edge_called_outside_a_run_is_traced_for_the_handlers_it_is_given() -> None:
-    recorder = ChainRecorder()
-    edge = Edge("route_after_act", lambda state: "continue")
-    assert edge.invoke({}, {"callbacks": [recorder]}) == "continue"
-    assert asyncio.run(edge.ainvoke({}, {"callbacks": [recorder]})) == "continue"
-    assert recorder.runs == [("start", "route_after_act"), ("end", "continue")] * 2

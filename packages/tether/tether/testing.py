@@ -53,33 +53,15 @@ class ScriptedCall(dict[str, Any]):
         return self["kwargs"]
 
 
-class ScriptedChatModel(BaseChatModel):
-    """Returns scripted replies in order and records every call.
-
-    Each reply is a string or an AIMessage. Replies without ``usage_metadata`` get one,
-    counted with tiktoken, so budgets behave as with a real server. Set ``usage=False`` to
-    script a server that reports no usage. ``latency`` (seconds) makes every call wait, like
-    a server would: ``time.sleep`` in sync runs, ``asyncio.sleep`` in async ones, so async
-    runs overlap as they would against a real endpoint. Running out of replies raises
-    :class:`ScriptExhaustedError`, naming how many were scripted.
-    """
+class _ServerLike(BaseChatModel):
+    """Waits ``latency`` seconds a call as a server would, then replies with ``_reply``."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    responses: list[str | AIMessage] = Field(repr=False)
-    usage: bool = True
     latency: float = 0.0
-    calls: list[ScriptedCall] = Field(default_factory=list, repr=False)
-    _index: int = PrivateAttr(default=0)
-    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
 
-    @property
-    def _llm_type(self) -> str:
-        return "tether-scripted"
-
-    @property
-    def remaining(self) -> int:
-        return len(self.responses) - self._index
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        raise NotImplementedError
 
     def _generate(
         self,
@@ -102,6 +84,32 @@ class ScriptedChatModel(BaseChatModel):
         if self.latency:
             await asyncio.sleep(self.latency)
         return self._reply(messages, kwargs)
+
+
+class ScriptedChatModel(_ServerLike):
+    """Returns scripted replies in order and records every call.
+
+    Each reply is a string or an AIMessage. Replies without ``usage_metadata`` get one,
+    counted with tiktoken, so budgets behave as with a real server. Set ``usage=False`` to
+    script a server that reports no usage. ``latency`` (seconds) makes every call wait, like
+    a server would: ``time.sleep`` in sync runs, ``asyncio.sleep`` in async ones, so async
+    runs overlap as they would against a real endpoint. Running out of replies raises
+    :class:`ScriptExhaustedError`, naming how many were scripted.
+    """
+
+    responses: list[str | AIMessage] = Field(repr=False)
+    usage: bool = True
+    calls: list[ScriptedCall] = Field(default_factory=list, repr=False)
+    _index: int = PrivateAttr(default=0)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "tether-scripted"
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - self._index
 
     def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         with self._lock:
@@ -140,7 +148,7 @@ def run_traced(graph: Any, payload: Any, **kwargs: Any) -> tuple[dict[str, Any],
     return final, trace
 
 
-class FunctionChatModel(BaseChatModel):
+class FunctionChatModel(_ServerLike):
     """A model whose reply is a function of the prompt: ``fn(messages) -> str | AIMessage``.
 
     Unlike :class:`ScriptedChatModel` it keeps no position, so a run resumed in another
@@ -148,22 +156,11 @@ class FunctionChatModel(BaseChatModel):
     Replies without usage get one counted with tiktoken; ``latency`` waits like a server.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
     fn: Callable[[list[BaseMessage]], str | AIMessage] = Field(repr=False)
-    latency: float = 0.0
 
     @property
     def _llm_type(self) -> str:
         return "tether-function"
 
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        if self.latency:
-            time.sleep(self.latency)
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
         return as_result(self.fn(list(messages)), messages, usage=True)

@@ -59,7 +59,6 @@ tokens matching :data:`SAFE_VALUE` (any other value is counted, never shown).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -323,12 +322,6 @@ def requirements(tool: BaseTool) -> tuple[tuple[str, str | None], ...]:
     schema = tool.args_schema
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         return ()
-    return _schema_requirements(schema)
-
-
-@functools.lru_cache(maxsize=256)
-def _schema_requirements(schema: type[BaseModel]) -> tuple[tuple[str, str | None], ...]:
-    """:func:`requirements`, kept per schema class (a JSON schema is built once)."""
     spec = schema.model_json_schema()
     properties = spec.get("properties", {})
     found: list[tuple[str, str | None]] = []
@@ -367,15 +360,10 @@ def _status_enums(tool: BaseTool) -> list[str]:
     schema = tool.args_schema
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         return []
-    return list(_schema_status_enums(schema))
-
-
-@functools.lru_cache(maxsize=256)
-def _schema_status_enums(schema: type[BaseModel]) -> tuple[str, ...]:
     spec = schema.model_json_schema()
     found: list[str] = []
     _collect_enums(spec, False, spec.get("$defs", {}), found)
-    return tuple(dict.fromkeys(found))
+    return list(dict.fromkeys(found))
 
 
 def _collect_enums(node: Any, in_status: bool, defs: dict[str, Any], into: list[str]) -> None:

@@ -216,23 +216,16 @@ def _added(items: list[str], new: Iterable[str]) -> list[str]:
     return list(dict.fromkeys([*items, *new]))
 
 
-@functools.lru_cache(maxsize=64)
-def _task_read(task: str) -> tuple[frozenset[str], str, tuple[Decimal, ...]]:
-    """The task's ids, normalised text and numbers, read once per task."""
-    return frozenset(ids_in(task)), normalise(task), tuple(numbers_in(task))
-
-
 def _reached(value: Any, task: str, grounds: Grounds) -> bool:
     """An argument value the task or an earlier connected call's data already stated."""
     text = str(value)
     ids = ids_in(text)
-    task_ids, task_text, task_numbers = _task_read(task)
     if ids:
-        return bool(ids & (task_ids | set(grounds["ids"])))
+        return bool(ids & (ids_in(task) | set(grounds["ids"])))
     needle = normalise(text)
-    if needle in task_text or any(needle in held for held in grounds["values"]):
+    if needle in normalise(task) or any(needle in held for held in grounds["values"]):
         return True
-    known = [*task_numbers, *map(Decimal, grounds["numbers"])]
+    known = [*numbers_in(task), *map(Decimal, grounds["numbers"])]
     with localcontext(_ARITHMETIC):
         return any(abs(n - k) <= TOLERANCE for n in numbers_in(text) for k in known)
 

@@ -7,7 +7,6 @@ written, case folding and whitespace collapsing; numbers are read by value.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
@@ -26,18 +25,10 @@ _APOSTROPHES = str.maketrans(dict.fromkeys("\u2019\u2018\u02bc\u2032\uff07`", "'
 """Every way a keyboard or a model writes the apostrophe of "don't", read as one."""
 
 
-def _normalise(text: str) -> str:
+def normalise(text: str) -> str:
+    """NFKC, case-folded, whitespace collapsed to single spaces."""
     plain = unicodedata.normalize("NFKC", text).translate(_APOSTROPHES)
     return _SPACES.sub(" ", plain.casefold()).strip()
-
-
-_normalised = functools.lru_cache(maxsize=1024)(_normalise)
-
-
-def normalise(text: str) -> str:
-    """NFKC, case-folded, whitespace collapsed to single spaces (a short text, a value or
-    an argument that recurs at every call, once)."""
-    return _normalised(text) if len(text) <= 64 else _normalise(text)
 
 
 def numbers_in(text: str) -> list[Decimal]:

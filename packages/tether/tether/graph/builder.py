@@ -23,7 +23,6 @@ from langgraph.store.base import BaseStore
 from tether.control.approval import keeping_answers
 from tether.decisions import routing
 from tether.decisions.rules import DEFAULT_RULES, Rule
-from tether.graph.edge import Edge
 from tether.memory.tokens import TokenCounter
 from tether.nodes.act import Act
 from tether.nodes.approve import Approve
@@ -99,12 +98,14 @@ def _route(
     builder: StateGraph[Any, Any, Any, Any], source: str, router: Callable[[RouteView], str]
 ) -> None:
     """Wire a pure router as a conditional edge to its declared targets, each edge named by
-    its label so diagrams say why it is taken."""
+    its label so diagrams say why it is taken. The edge is a plain function, traced under
+    the router's name; LangGraph runs it in a worker thread in an async run (under 1 ms a
+    step, far below a model's)."""
     targets = list(get_args(get_type_hints(router)["return"]))
     labels = {target: routing.EDGE_LABELS[(source, target)] for target in targets}
 
     def path(state: RouteView) -> str:  # its type is the keys LangGraph gives the edge
         return labels[router(state)]
 
-    edge = Edge(router.__name__, path)
-    builder.add_conditional_edges(source, edge, {labels[t]: t for t in targets})
+    path.__name__ = path.__qualname__ = router.__name__
+    builder.add_conditional_edges(source, path, {labels[t]: t for t in targets})

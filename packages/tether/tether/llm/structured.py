@@ -99,18 +99,10 @@ def _answer_branch(small: bool) -> dict[str, Any]:
     }
 
 
-def response_format(
-    tools: list[BaseTool],
-    *,
-    small: bool = False,
-    final_only: bool = False,
-    calls_only: bool = False,
-    grounded: Mapping[str, Sequence[str]] | None = None,
-) -> dict[str, Any]:
-    """The OpenAI-style ``response_format`` that llama.cpp and vLLM both accept."""
-    schema = action_schema(
-        tools, small=small, final_only=final_only, calls_only=calls_only, grounded=grounded
-    )
+def response_format(tools: list[BaseTool], **options: Any) -> dict[str, Any]:
+    """The OpenAI-style ``response_format`` that llama.cpp and vLLM both accept, for the
+    schema :func:`action_schema` builds with these ``options``."""
+    schema = action_schema(tools, **options)
     return {
         "type": "json_schema",
         "json_schema": {"name": "agent_step", "schema": schema, "strict": True},

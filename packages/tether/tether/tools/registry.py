@@ -13,7 +13,6 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from tether.tools.decorator import tool as make_tool
-from tether.tools.direct import ainvoke_tool, invoke_tool
 from tether.tools.envelope import Envelope, error_envelope
 from tether.tools.results import cap_result, from_exception, from_return
 from tether.tools.safe import json_safe
@@ -133,7 +132,7 @@ class ToolRegistry:
         checked = _validate(tool, args)
         if isinstance(checked, BaseModel):
             try:
-                checked = from_return(invoke_tool(tool, _call_args(checked), config))
+                checked = from_return(tool.invoke(_call_args(checked), config=config))
             except Exception as exc:  # a tool's failure is an observation, never a crash
                 checked = from_exception(tool.name, exc)
         return self._finish(name, checked, started)
@@ -150,7 +149,7 @@ class ToolRegistry:
         checked = _validate(tool, args)
         if isinstance(checked, BaseModel):
             try:
-                checked = from_return(await ainvoke_tool(tool, _call_args(checked), config))
+                checked = from_return(await tool.ainvoke(_call_args(checked), config=config))
             except Exception as exc:
                 checked = from_exception(tool.name, exc)
         return self._finish(name, checked, started)
