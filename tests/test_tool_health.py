@@ -236,6 +236,54 @@ def test_the_replay_of_an_unknown_payment_is_never_refused() -> None:
     assert state["status"] == "completed" and state["answer"] == "paid 2328.02"
     assert store.get(NAMESPACE, "pay_order").value["state"] == "closed"
 
+
+# --- a store that misbehaves: local behaviour, a warning, never a crash or a second call -------
+class BrokenStore(InMemoryStore):
+    """A shared store whose reads, or writes, fail as a store that is down does."""
+
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failing == "reads":
+            raise ConnectionError("store unreachable")
+        return super().get(*args, **kwargs)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        if self.failing in ("reads", "writes"):
+            raise ConnectionError("store unreachable")
+        super().put(*args, **kwargs)
+
+
+@pytest.mark.parametrize("failing", ["reads", "writes"])
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_a_failing_store_leaves_the_call_to_run_once_with_a_warning(
+    failing: str, run: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    flaky = Flaky()
+    flaky.down = False
+    graph = build_graph(
+        AgentSettings(health_failures=1),
+        model=ScriptedChatModel(responses=[CALL, DONE]),
+        registry=ToolRegistry([flaky.tool]),
+        store=BrokenStore(failing),
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    if run == "sync":
+        state = graph.invoke({"task": "t"}, config)
+    else:
+        state = asyncio.run(graph.ainvoke({"task": "t"}, config))
+    assert state["status"] == "completed" and flaky.calls == 1
+    assert graph.invoke(None, config)["status"] == "completed" and flaky.calls == 1
+    meta = state["tool_buffer"][-1]["result"]["meta"]
+    assert meta["health_store"].startswith("tool health store failed, skipped: ConnectionError")
+    assert "tool health store failed" in caplog.text
+
+
 def record_at(values: dict[str, Any]) -> Any:
     from datetime import UTC, datetime
 
