@@ -152,3 +152,12 @@ def test_paused_run_survives_a_store_round_trip(tmp_path: Path) -> None:
         assert agent.show("r")["pending_approval"] == paused.pending
         done = agent.resume("r", {"decisions": [{"type": "approve"}]})
     assert done.status == "completed" and len(calls) == 1
+
+
+def test_settings_as_a_dict_and_tools_as_a_list_are_accepted() -> None:
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 1}'), final("ok")])
+    graph = build_graph({"approval_tools": []}, model=model, registry=[transfer])
+    assert graph.invoke({"task": "move 1"})["status"] == "completed"
+    assert calls == [{"amount": Decimal("1"), "note": "none"}]
+    with pytest.raises(TypeError, match="a ToolRegistry or a list of tools, not dict"):
+        build_graph(registry={"transfer": transfer})  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -33,7 +33,7 @@ from tether.errors import TetherError
 from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
 from tether.state import ZERO_USAGE, AgentState, Status, TraceEvent, Usage
-from tether.tools.registry import ToolRegistry
+from tether.tools.registry import ToolRegistry, as_registry
 
 CANCEL_REASON = "stopped by the operator"
 
@@ -95,10 +95,10 @@ class AgentBase(Generic[StoreT]):
 
     def __init__(
         self,
-        settings: AgentSettings | None = None,
+        settings: AgentSettings | dict[str, Any] | None = None,
         *,
         store: StoreT,
-        registry: ToolRegistry | None = None,
+        registry: ToolRegistry | Iterable[Any] | None = None,
         model: BaseChatModel | None = None,
         rules: Sequence[Rule] = (),
         sleep: Callable[[float], None] = time.sleep,
@@ -110,7 +110,7 @@ class AgentBase(Generic[StoreT]):
         recorders); ``seed`` fixes the backoff jitter; ``tool_health`` is the LangGraph store
         that shares tool health with other runs and workers (see :func:`tether.build_graph`)."""
         self.store: StoreT = store
-        self.registry = registry if registry is not None else ToolRegistry()
+        self.registry = as_registry(registry)
         self.graph = build_graph(
             settings,
             model=model,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
@@ -31,9 +31,9 @@ from tether.nodes.deps import Deps
 from tether.nodes.refuse import Refuse
 from tether.nodes.start import Start
 from tether.nodes.think import Think
-from tether.settings import AgentSettings, RunSettings, run_settings_schema
+from tether.settings import AgentSettings, RunSettings, load_settings, run_settings_schema
 from tether.state import AgentState, InputState, RouteView
-from tether.tools.registry import ToolRegistry
+from tether.tools.registry import ToolRegistry, as_registry
 
 if TYPE_CHECKING:
     from tether.control.cancel import CancelStore
@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 
 
 def build_graph(
-    settings: AgentSettings | None = None,
+    settings: AgentSettings | dict[str, Any] | None = None,
     *,
     model: BaseChatModel | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolRegistry | Iterable[Any] | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     rules: Sequence[Rule] = (),
     counter: TokenCounter | None = None,
@@ -65,9 +65,12 @@ def build_graph(
     before it returns (see tether.control). ``store`` (LangGraph's; a server passes its own)
     keeps tool health shared by every run that uses it (tether.nodes.health).
     """
+    if isinstance(settings, dict):
+        settings = load_settings(**settings)
+    registry = as_registry(registry)
     deps = Deps(
         settings=settings,
-        registry=registry if registry is not None else ToolRegistry(),
+        registry=registry,
         counter=counter,
         rules=(*DEFAULT_RULES, *rules),
         model=model,

@@ -175,6 +175,15 @@ class ToolRegistry:
         return result
 
 
+def as_registry(tools: ToolRegistry | Iterable[Any] | None) -> ToolRegistry:
+    """A registry from what a caller passed where one is expected: itself, or its tools."""
+    if isinstance(tools, ToolRegistry):
+        return tools
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable | None):
+        raise TypeError(f"expected a ToolRegistry or a list of tools, not {type(tools).__name__}")
+    return ToolRegistry(tools or ())
+
+
 def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     """The arguments parsed by the tool's schema, or a validation-error envelope."""
     if not isinstance(args, Mapping):
