@@ -81,11 +81,17 @@ def test_description_names_the_approval_tools_setting() -> None:
     assert "listed in the approval_tools setting" in description
 
 
-def test_description_says_when_the_arguments_do_not_validate() -> None:
-    replies = [act("transfer", '{"amount": "lots"}'), final("no")]
-    graph, config = paused_graph(AgentSettings(), replies)
-    description = request_of(graph, config)["action_requests"][0]["description"]
-    assert "do not validate" in description and "amount" in description
+def test_a_call_that_does_not_validate_goes_back_to_the_model_without_asking() -> None:
+    model = ScriptedChatModel(
+        responses=[act("transfer", '{"note": "x"}'), act("transfer", '{"amount": 3}'), final("ok")]
+    )
+    graph = build_graph(model=model, registry=[transfer], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"task": "move 3"}, config)
+    # the first call was never put to the operator: the model saw its error and tried again
+    assert "missing required field 'amount'" in "\n".join(m.text for m in model.calls[1].messages)
+    assert request_of(graph, config)["action_requests"][0]["args"] == {"amount": 3}
+    assert calls == []
 
 
 @pytest.mark.parametrize(

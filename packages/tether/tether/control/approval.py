@@ -23,10 +23,9 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
 from tether.errors import TetherError
@@ -95,31 +94,16 @@ _HOW = (
 )
 
 
-def normalised_arguments(tool: BaseTool | None, args: dict[str, Any]) -> dict[str, Any] | str:
-    """The arguments the tool will receive (validated, defaults filled in, as JSON values),
-    or why they do not validate."""
-    schema = tool.args_schema if tool is not None else None
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return "the tool is not registered"
-    try:
-        return schema.model_validate(args).model_dump(mode="json")
-    except ValidationError as exc:
-        return f"they do not validate: {_first_problem(exc)}"
-
-
 def approval_request(
     tool: str,
     args: dict[str, Any],
     *,
     reason: str,
-    will_run: dict[str, Any] | str,
+    will_run: dict[str, Any] | None,
     error: str | None = None,
 ) -> HITLRequest:
-    """The interrupt payload for one gated call."""
-    if isinstance(will_run, str):
-        runs = f"Arguments as proposed ({will_run}): {_dump(args)}"
-    else:
-        runs = f"It will run with: {_dump(will_run)}"
+    """The interrupt payload for one gated call (``will_run``: its validated arguments)."""
+    runs = f"It will run with: {_dump(will_run if will_run is not None else args)}"
     description = f"Approval needed: {reason}. {runs}"
     if error:
         description += f"\nThe previous answer could not be used: {error}"

@@ -130,7 +130,7 @@ class ToolRegistry:
         if tool is None:
             return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
                 checked = from_return(invoke_tool(tool, _call_args(checked), config))
@@ -147,7 +147,7 @@ class ToolRegistry:
         if tool is None:
             return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
                 checked = from_return(await ainvoke_tool(tool, _call_args(checked), config))
@@ -160,7 +160,7 @@ class ToolRegistry:
         tool = self.get(name)
         if tool is None:
             return self._unknown(name)
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         return checked["message"] if isinstance(checked, dict) else None
 
     def _finish(self, name: str, result: Envelope, started: float) -> Envelope:
@@ -184,7 +184,7 @@ def as_registry(tools: ToolRegistry | Iterable[Any] | None) -> ToolRegistry:
     return ToolRegistry(tools or ())
 
 
-def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
+def validated(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     """The arguments parsed by the tool's schema, or a validation-error envelope."""
     if not isinstance(args, Mapping):
         return error_envelope(
