@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.control.approval import ApprovalError, parse_decision
+from tether.errors import SettingsError
 from tether.testing import ScriptedChatModel
 
 from tests.scripts import act, final
@@ -167,3 +168,39 @@ def test_settings_as_a_dict_and_tools_as_a_list_are_accepted() -> None:
     assert calls == [{"amount": Decimal("1"), "note": "none"}]
     with pytest.raises(TypeError, match="a ToolRegistry or a list of tools, not dict"):
         build_graph(registry={"transfer": transfer})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        (["pay"], "'pay' (did you mean pay_order?); tools: pay_order, transfer"),
+        (["PayOrder"], "'PayOrder' (did you mean pay_order?)"),
+        (["transfer", "tranfser"], "'tranfser' (did you mean transfer?)"),
+    ],
+)
+def test_an_approval_tools_name_no_tool_has_fails_at_build(names: list[str], said: str) -> None:
+    @tool(side_effects=True)
+    def pay_order(order_id: str) -> str:
+        """Pay an order."""
+        return "paid"
+
+    with pytest.raises(SettingsError, match="approval_tools names an unknown tool") as e:
+        build_graph(AgentSettings(approval_tools=names), registry=[transfer, pay_order])
+    assert said in str(e.value)
+
+
+def test_approval_tools_are_checked_against_the_tools_at_each_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TETHER_APPROVAL_TOOLS", '["Transfer_"]')  # read at the first run
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 1}'), final("ok")])
+    registry = ToolRegistry()
+    graph = build_graph(model=model, registry=registry, checkpointer=InMemorySaver())
+    registry.register(transfer)  # tools may change between steps
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(SettingsError) as caught:
+        graph.invoke({"task": "move 1"}, config)
+    assert "'Transfer_' (did you mean transfer?)" in str(caught.value)
+    assert "\n" not in str(caught.value) and model.calls == [] and calls == []
+    with pytest.raises(SettingsError):  # a run's own context is checked too
+        graph.invoke({"task": "move 1"}, config, context={"approval_tools": ["tranfer"]})

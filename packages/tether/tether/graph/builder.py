@@ -31,7 +31,13 @@ from tether.nodes.deps import Deps
 from tether.nodes.refuse import Refuse
 from tether.nodes.start import Start
 from tether.nodes.think import Think
-from tether.settings import AgentSettings, RunSettings, load_settings, run_settings_schema
+from tether.settings import (
+    AgentSettings,
+    RunSettings,
+    check_tool_names,
+    load_settings,
+    run_settings_schema,
+)
 from tether.state import AgentState, InputState, RouteView
 from tether.tools.registry import ToolRegistry, as_registry
 
@@ -68,6 +74,8 @@ def build_graph(
     if isinstance(settings, dict):
         settings = load_settings(**settings)
     registry = as_registry(registry)
+    if settings is not None and len(registry):  # else checked at the first step
+        check_tool_names(settings, registry.names())
     deps = Deps(
         settings=settings,
         registry=registry,
