@@ -107,9 +107,6 @@ def test_a_call_that_does_not_validate_goes_back_to_the_model_without_asking() -
         12,
         # legal JSON, but no checkpoint can hold an integer over 64 bits
         {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": WIDE}}]},
-        {"decisions": [{"type": "approve", "note": 2**100}]},
-        {"type": "approve", "note": -(2**64)},
-        {"decisions": [{"type": "reject", "message": "no"}], "extra": [2**70]},
     ],
 )
 def test_an_unusable_resume_asks_again_and_runs_nothing(answer: Any) -> None:
@@ -159,6 +156,35 @@ def test_paused_run_survives_a_store_round_trip(tmp_path: Path) -> None:
         assert agent.show("r")["pending_approval"] == paused.pending
         done = agent.resume("r", {"decisions": [{"type": "approve"}]})
     assert done.status == "completed" and len(calls) == 1
+
+
+def deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"decisions": [{"type": "approve", "note": 2**100}]},
+        {"type": "approve", "note": -(2**64)},
+        {"type": "approve", "context": deep(200)},
+        {"decisions": [{"type": "approve"}], "extra": [2**70]},
+    ],
+)
+def test_unknown_extra_fields_are_dropped_as_langchain_does(answer: Any) -> None:
+    assert parse_decision(answer, "transfer") == {"type": "approve"}
+    graph, config = paused_graph(AgentSettings())
+    assert graph.invoke(Command(resume=answer), config)["status"] == "completed"
+    assert calls == [{"amount": Decimal("10.5"), "note": "none"}]
+
+
+def test_a_decision_a_run_cannot_keep_is_refused_with_the_reason() -> None:
+    edit = {"type": "edit", "edited_action": {"name": "transfer", "args": {"note": deep(40)}}}
+    with pytest.raises(ApprovalError, match="nesting deeper than 32"):
+        parse_decision(edit, "transfer")
 
 
 def test_settings_as_a_dict_and_tools_as_a_list_are_accepted() -> None:

@@ -31,7 +31,7 @@ from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 from tether.errors import TetherError
 from tether.text import cut
 from tether.tools.results import MESSAGE_CHARS
-from tether.tools.safe import json_safe
+from tether.tools.safe import MAX_DEPTH, json_safe
 
 DecisionType = Literal["approve", "edit", "reject"]
 ALLOWED_DECISIONS: list[DecisionType] = ["approve", "edit", "reject"]
@@ -85,6 +85,7 @@ class HITLResponse(TypedDict):
     decisions: list[Decision]
 
 
+_UNSAVED = f"an integer over 64 bits, nesting deeper than {MAX_DEPTH} or text that is not UTF-8"
 _RESPONSE: TypeAdapter[HITLResponse] = TypeAdapter(HITLResponse)
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 _HOW = (
@@ -123,9 +124,8 @@ def requested_tool(request: HITLRequest) -> str:
 
 
 def parse_decision(answer: Any, tool: str) -> Decision:
-    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise."""
-    if json_safe(answer) != answer:
-        raise ApprovalError(f"the answer is not JSON a run can save (an int over 64 bits?): {_HOW}")
+    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise.
+    Fields the shape does not name are dropped, as LangChain's middleware ignores them."""
     try:
         if isinstance(answer, dict) and "decisions" in answer:
             decisions = _RESPONSE.validate_python(answer)["decisions"]
@@ -137,6 +137,8 @@ def parse_decision(answer: Any, tool: str) -> Decision:
     if len(decisions) != 1:
         raise ApprovalError(f"one call is waiting: give exactly one decision, not {len(decisions)}")
     decision = decisions[0]
+    if json_safe(decision) != decision:
+        raise ApprovalError(f"the decision holds {_UNSAVED} and cannot be kept in a run: {_HOW}")
     if decision["type"] == "reject" and "message" in decision:  # kept in state and the trace
         decision["message"] = cut(decision["message"], MESSAGE_CHARS, "rejection messages are cut")
     if decision["type"] == "edit" and decision["edited_action"]["name"] != tool:
