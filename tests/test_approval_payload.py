@@ -187,6 +187,54 @@ def test_a_decision_a_run_cannot_keep_is_refused_with_the_reason() -> None:
         parse_decision(edit, "transfer")
 
 
+class Recording:
+    """A serializer that records the bytes it writes, to show nothing passes it by."""
+
+    def __init__(self) -> None:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        self.inner, self.written = JsonPlusSerializer(), []  # type: ignore[var-annotated]
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        typed = self.inner.dumps_typed(obj)
+        self.written.append(typed[1])
+        return typed
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return self.inner.loads_typed(data)
+
+
+class Rot13Cipher:
+    """A toy cipher for LangGraph's EncryptedSerializer (the AES one needs pycryptodome)."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        return "rot", bytes((b + 13) % 256 for b in plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        return bytes((b - 13) % 256 for b in ciphertext)
+
+
+def test_the_callers_checkpointer_is_left_alone_and_a_wide_answer_is_still_encrypted() -> None:
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    recording = Recording()
+    encrypted = EncryptedSerializer(Rot13Cipher(), recording)  # type: ignore[arg-type]
+    saver = InMemorySaver(serde=encrypted)
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 10.5}'), final("ok")])
+    graph = build_graph(AgentSettings(), model=model, registry=[transfer], checkpointer=saver)
+    assert saver.serde is encrypted  # not swapped for a wrapper
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"task": "move 10.50"}, config)
+    wide = {"decisions": [{"type": "approve", "note": 7 * 10**40}]}
+    assert graph.invoke(Command(resume=wide), config)["status"] == "completed"
+    assert calls == [{"amount": Decimal("10.5"), "note": "none"}]
+    stored = [typed for writes in saver.writes.values() for _, _, typed, _ in writes.values()]
+    stored += [typed for typed in saver.blobs.values() if typed[0] != "empty"]
+    assert stored and all(typed[0].endswith("+rot") for typed in stored)  # all went through it
+    assert any(b"7" + b"0" * 40 in plain for plain in recording.written)  # the wide one too
+    assert not any(b"0" * 40 in typed[1] for typed in stored)  # and none of it in the clear
+
+
 def test_settings_as_a_dict_and_tools_as_a_list_are_accepted() -> None:
     model = ScriptedChatModel(responses=[act("transfer", '{"amount": 1}'), final("ok")])
     graph = build_graph({"approval_tools": []}, model=model, registry=[transfer])

@@ -22,7 +22,6 @@ from tether.control.approval import (
     Decision,
     HITLRequest,
     is_approval_request,
-    keeping_answers,
     parse_decision,
     requested_tool,
 )
@@ -124,7 +123,6 @@ class AgentBase(Generic[StoreT]):
             seed=seed,
             store=tool_health,
         )
-        keeping_answers(store.checkpointer)  # what runs() reads with
 
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:

@@ -20,6 +20,7 @@ not depend on; ``tests/test_approval_payload.py`` checks they match.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Annotated, Any, Literal, NotRequired
 
@@ -85,6 +86,7 @@ class HITLResponse(TypedDict):
     decisions: list[Decision]
 
 
+_AS_JSON = "__tether_json__"
 _UNSAVED = f"an integer over 64 bits, nesting deeper than {MAX_DEPTH} or text that is not UTF-8"
 _RESPONSE: TypeAdapter[HITLResponse] = TypeAdapter(HITLResponse)
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -160,9 +162,9 @@ def _dump(value: Any) -> str:
 
 
 class AnswerSerde:
-    """A checkpointer's serializer that also writes what msgpack cannot. LangGraph saves a
-    resume value as it came, before a node reads it, so one integer over 64 bits would fail
-    the write after the call ran; kept exactly as JSON, it is refused on every read."""
+    """A serializer that also writes what msgpack cannot: LangGraph saves a resume value as it
+    came, before a node reads it, so an integer over 64 bits would fail the write after the
+    call ran. Such a value goes as JSON inside one the inner serializer writes (and encrypts)."""
 
     def __init__(self, inner: SerializerProtocol) -> None:
         self.inner = inner
@@ -171,14 +173,21 @@ class AnswerSerde:
         try:
             return self.inner.dumps_typed(obj)
         except TypeError:
-            return "tether-json", json.dumps(obj).encode()
+            return self.inner.dumps_typed({_AS_JSON: json.dumps(obj)})
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        return json.loads(data[1]) if data[0] == "tether-json" else self.inner.loads_typed(data)
+        old = data[0] == "tether-json"  # as earlier versions wrote it, in the clear
+        value = json.loads(data[1]) if old else self.inner.loads_typed(data)
+        boxed = isinstance(value, dict) and list(value) == [_AS_JSON]
+        return json.loads(value[_AS_JSON]) if boxed else value
 
 
-def keeping_answers(saver: Any) -> None:
-    """Wrap ``saver``'s serializer in :class:`AnswerSerde` (once). Done after compiling, so
-    the msgpack allowlist LangGraph's strict mode gives the saver stays inside the wrapper."""
-    if isinstance(saver, BaseCheckpointSaver) and not isinstance(saver.serde, AnswerSerde):
-        saver.serde = AnswerSerde(saver.serde)
+def keeping_answers(saver: Any) -> Any:
+    """A shallow copy of ``saver`` (as LangGraph's ``with_allowlist`` makes one) with its
+    serializer in :class:`AnswerSerde`; ``saver``, maybe shared, is left as it was. Called
+    after compiling, so strict mode's msgpack allowlist stays inside the wrapper."""
+    if not isinstance(saver, BaseCheckpointSaver) or isinstance(saver.serde, AnswerSerde):
+        return saver
+    clone = copy.copy(saver)
+    clone.serde = AnswerSerde(saver.serde)
+    return clone

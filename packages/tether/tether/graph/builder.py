@@ -102,7 +102,7 @@ def build_graph(
     _route(builder, "act", routing.route_after_act)
     _route(builder, "refuse", routing.route_after_refuse)
     graph = builder.compile(checkpointer=checkpointer, store=store, name="tether")
-    keeping_answers(graph.checkpointer)  # the saver the graph uses (compiling may copy it)
+    graph.checkpointer = keeping_answers(graph.checkpointer)  # compiling may have copied it
     return graph
 
 
