@@ -83,7 +83,7 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=128)
     args = parser.parse_args()
     idle = idle_cores()
-    print(json.dumps({"idle_cores_at_start": None if idle is None else round(idle, 2)}))
+    print(json.dumps({"idle_cores_at_start": round(idle, 2)}))
     request = first_step_request(args.max_tokens)
     for threads in (int(t) for t in args.threads.split(",")):
         for row in measure(threads, request):

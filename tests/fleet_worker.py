@@ -5,7 +5,7 @@ payment API over that world. It takes one action on one thread and prints one JS
     python -m tests.fleet_worker URL ACTION THREAD [healthy|down|stall] [COOLDOWN]
 
 ACTION: ``start`` (payments pause for approval), ``run`` (no approval gate), ``approve`` or
-``resume`` (a saved run, in whatever worker saved it).
+``resume`` (a saved run, in whatever worker saved it), ``setup`` (open the stores, nothing more).
 
 ``down``: every payment call answers 503. ``stall``: the first payment is charged, then its
 answer never comes (the test kills the worker there).
@@ -19,7 +19,7 @@ from typing import Any
 
 from langgraph.store.postgres import PostgresStore
 from tether import Agent, AgentSettings
-from tether.control import open_run_store
+from tether.control import open_run_store, setup_lock
 from tether.dburl import libpq_url
 from tether_world import World, fail_first
 from tether_world.demo import SEED_TASK
@@ -67,14 +67,25 @@ def report(result: Any, agent: Agent, world: World) -> dict[str, Any]:
     }
 
 
+def setup(url: str) -> None:
+    """The README's recipe up to its first run: the run store and LangGraph's store opened."""
+    store = PostgresStore.from_conn_string(libpq_url(url))
+    with open_run_store(url), store as health, setup_lock(url):
+        health.setup()
+    print("ready", flush=True)
+
+
 def main(url: str, action: str, thread: str, faults: str = "healthy", cool: str = "300") -> None:
+    if action == "setup":
+        return setup(url)
     world = World.create(url=url)
     world.set_faults(FAULTS[faults])
     with (
         open_run_store(url) as runs,
         PostgresStore.from_conn_string(libpq_url(url)) as health,
     ):
-        health.setup()
+        with setup_lock(url):
+            health.setup()
         agent = Agent(
             settings(float(cool), gated=action != "run"),
             store=runs,

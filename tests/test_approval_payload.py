@@ -12,6 +12,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.control.approval import ApprovalError, parse_decision
+from tether.errors import SettingsError
 from tether.testing import ScriptedChatModel
 
 from tests.scripts import act, final
@@ -81,11 +82,17 @@ def test_description_names_the_approval_tools_setting() -> None:
     assert "listed in the approval_tools setting" in description
 
 
-def test_description_says_when_the_arguments_do_not_validate() -> None:
-    replies = [act("transfer", '{"amount": "lots"}'), final("no")]
-    graph, config = paused_graph(AgentSettings(), replies)
-    description = request_of(graph, config)["action_requests"][0]["description"]
-    assert "do not validate" in description and "amount" in description
+def test_a_call_that_does_not_validate_goes_back_to_the_model_without_asking() -> None:
+    model = ScriptedChatModel(
+        responses=[act("transfer", '{"note": "x"}'), act("transfer", '{"amount": 3}'), final("ok")]
+    )
+    graph = build_graph(model=model, registry=[transfer], checkpointer=InMemorySaver())
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"task": "move 3"}, config)
+    # the first call was never put to the operator: the model saw its error and tried again
+    assert "missing required field 'amount'" in "\n".join(m.text for m in model.calls[1].messages)
+    assert request_of(graph, config)["action_requests"][0]["args"] == {"amount": 3}
+    assert calls == []
 
 
 @pytest.mark.parametrize(
@@ -100,9 +107,6 @@ def test_description_says_when_the_arguments_do_not_validate() -> None:
         12,
         # legal JSON, but no checkpoint can hold an integer over 64 bits
         {"decisions": [{"type": "edit", "edited_action": {"name": "transfer", "args": WIDE}}]},
-        {"decisions": [{"type": "approve", "note": 2**100}]},
-        {"type": "approve", "note": -(2**64)},
-        {"decisions": [{"type": "reject", "message": "no"}], "extra": [2**70]},
     ],
 )
 def test_an_unusable_resume_asks_again_and_runs_nothing(answer: Any) -> None:
@@ -152,3 +156,125 @@ def test_paused_run_survives_a_store_round_trip(tmp_path: Path) -> None:
         assert agent.show("r")["pending_approval"] == paused.pending
         done = agent.resume("r", {"decisions": [{"type": "approve"}]})
     assert done.status == "completed" and len(calls) == 1
+
+
+def deep(levels: int) -> dict[str, Any]:
+    value: dict[str, Any] = {}
+    for _ in range(levels):
+        value = {"x": value}
+    return value
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        {"decisions": [{"type": "approve", "note": 2**100}]},
+        {"type": "approve", "note": -(2**64)},
+        {"type": "approve", "context": deep(200)},
+        {"decisions": [{"type": "approve"}], "extra": [2**70]},
+    ],
+)
+def test_unknown_extra_fields_are_dropped_as_langchain_does(answer: Any) -> None:
+    assert parse_decision(answer, "transfer") == {"type": "approve"}
+    graph, config = paused_graph(AgentSettings())
+    assert graph.invoke(Command(resume=answer), config)["status"] == "completed"
+    assert calls == [{"amount": Decimal("10.5"), "note": "none"}]
+
+
+def test_a_decision_a_run_cannot_keep_is_refused_with_the_reason() -> None:
+    edit = {"type": "edit", "edited_action": {"name": "transfer", "args": {"note": deep(40)}}}
+    with pytest.raises(ApprovalError, match="nesting deeper than 32"):
+        parse_decision(edit, "transfer")
+
+
+class Recording:
+    """A serializer that records the bytes it writes, to show nothing passes it by."""
+
+    def __init__(self) -> None:
+        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+        self.inner, self.written = JsonPlusSerializer(), []  # type: ignore[var-annotated]
+
+    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
+        typed = self.inner.dumps_typed(obj)
+        self.written.append(typed[1])
+        return typed
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        return self.inner.loads_typed(data)
+
+
+class Rot13Cipher:
+    """A toy cipher for LangGraph's EncryptedSerializer (the AES one needs pycryptodome)."""
+
+    def encrypt(self, plaintext: bytes) -> tuple[str, bytes]:
+        return "rot", bytes((b + 13) % 256 for b in plaintext)
+
+    def decrypt(self, ciphername: str, ciphertext: bytes) -> bytes:
+        return bytes((b - 13) % 256 for b in ciphertext)
+
+
+def test_the_callers_checkpointer_is_left_alone_and_a_wide_answer_is_still_encrypted() -> None:
+    from langgraph.checkpoint.serde.encrypted import EncryptedSerializer
+
+    recording = Recording()
+    encrypted = EncryptedSerializer(Rot13Cipher(), recording)  # type: ignore[arg-type]
+    saver = InMemorySaver(serde=encrypted)
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 10.5}'), final("ok")])
+    graph = build_graph(AgentSettings(), model=model, registry=[transfer], checkpointer=saver)
+    assert saver.serde is encrypted  # not swapped for a wrapper
+    config = {"configurable": {"thread_id": "t"}}
+    graph.invoke({"task": "move 10.50"}, config)
+    wide = {"decisions": [{"type": "approve", "note": 7 * 10**40}]}
+    assert graph.invoke(Command(resume=wide), config)["status"] == "completed"
+    assert calls == [{"amount": Decimal("10.5"), "note": "none"}]
+    stored = [typed for writes in saver.writes.values() for _, _, typed, _ in writes.values()]
+    stored += [typed for typed in saver.blobs.values() if typed[0] != "empty"]
+    assert stored and all(typed[0].endswith("+rot") for typed in stored)  # all went through it
+    assert any(b"7" + b"0" * 40 in plain for plain in recording.written)  # the wide one too
+    assert not any(b"0" * 40 in typed[1] for typed in stored)  # and none of it in the clear
+
+
+def test_settings_as_a_dict_and_tools_as_a_list_are_accepted() -> None:
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 1}'), final("ok")])
+    graph = build_graph({"approval_tools": []}, model=model, registry=[transfer])
+    assert graph.invoke({"task": "move 1"})["status"] == "completed"
+    assert calls == [{"amount": Decimal("1"), "note": "none"}]
+    with pytest.raises(TypeError, match="a ToolRegistry or a list of tools, not dict"):
+        build_graph(registry={"transfer": transfer})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        (["pay"], "'pay' (did you mean pay_order?); tools: pay_order, transfer"),
+        (["PayOrder"], "'PayOrder' (did you mean pay_order?)"),
+        (["transfer", "tranfser"], "'tranfser' (did you mean transfer?)"),
+    ],
+)
+def test_an_approval_tools_name_no_tool_has_fails_at_build(names: list[str], said: str) -> None:
+    @tool(side_effects=True)
+    def pay_order(order_id: str) -> str:
+        """Pay an order."""
+        return "paid"
+
+    with pytest.raises(SettingsError, match="approval_tools names an unknown tool") as e:
+        build_graph(AgentSettings(approval_tools=names), registry=[transfer, pay_order])
+    assert said in str(e.value)
+
+
+def test_approval_tools_are_checked_against_the_tools_at_each_step(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("TETHER_APPROVAL_TOOLS", '["Transfer_"]')  # read at the first run
+    model = ScriptedChatModel(responses=[act("transfer", '{"amount": 1}'), final("ok")])
+    registry = ToolRegistry()
+    graph = build_graph(model=model, registry=registry, checkpointer=InMemorySaver())
+    registry.register(transfer)  # tools may change between steps
+    config = {"configurable": {"thread_id": "t"}}
+    with pytest.raises(SettingsError) as caught:
+        graph.invoke({"task": "move 1"}, config)
+    assert "'Transfer_' (did you mean transfer?)" in str(caught.value)
+    assert "\n" not in str(caught.value) and model.calls == [] and calls == []
+    with pytest.raises(SettingsError):  # a run's own context is checked too
+        graph.invoke({"task": "move 1"}, config, context={"approval_tools": ["tranfer"]})

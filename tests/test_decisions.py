@@ -18,12 +18,12 @@ def rec(kind: str, step: int = 1, fp: str | None = "t{}", summary: str = "s") ->
     return {"step": step, "kind": kind, "summary": summary, "fingerprint": fp}
 
 
-def action(fp: str = 'lookup{"key":"a"}', gate: str | None = None) -> dict[str, Any]:
+def action(fp: str = 'lookup{"key":"a"}', gate: str | None = None, **arguments: Any) -> Any:
     proposal = {
         "kind": "action",
         "thought": "",
         "tool": "lookup",
-        "arguments": {},
+        "arguments": arguments,
         "fingerprint": fp,
     }
     return proposal if gate is None else {**proposal, "gate": gate}
@@ -105,7 +105,9 @@ def test_a_call_that_last_failed_is_run_again_not_recalled() -> None:
 
 
 def test_side_effects_or_the_setting_gate_a_call_for_approval() -> None:
-    assert policy.gate({}, action(), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
+    assert policy.gate({}, action(order_id="A"), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
+    # arguments the tool refuses are not put to the operator: the call's error goes back
+    assert policy.gate({}, action(), pay, SETTINGS) == ("run", None)  # type: ignore[arg-type]
     assert "is marked side_effects" in str(policy.approval_rule(pay, SETTINGS))
     assert policy.approval_rule(pay, AgentSettings(approval_tools=[])) is None
     listed = AgentSettings(approval_tools=["lookup"])
@@ -118,11 +120,11 @@ def test_a_call_the_operator_just_rejected_is_refused_not_asked_again() -> None:
     rejected: Any = {"calls": record_calls(None, [{"key": call_key(fp), "outcome": "rejected"}])}
     assert policy.gate(rejected, action(fp), pay, SETTINGS).gate == "refuse"  # type: ignore[arg-type]
     other = 'pay{"order_id":"B"}'  # another target is a new question for the operator
-    assert policy.gate(rejected, action(other), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
+    assert policy.gate(rejected, action(other, order_id="B"), pay, SETTINGS).gate == "approve"  # type: ignore[arg-type]
     approved_later: Any = {"calls": calls((fp, "success"))}  # done: never charged twice
     assert policy.gate(approved_later, action(fp), pay, SETTINGS).gate == "recall"  # type: ignore[arg-type]
     quiet = AgentSettings(repeat_notes=0)
-    assert policy.gate(approved_later, action(fp), pay, quiet).gate == "approve"  # type: ignore[arg-type]
+    assert policy.gate(approved_later, action(fp, order_id="A"), pay, quiet).gate == "approve"  # type: ignore[arg-type]
 
 
 # --- retries ---------------------------------------------------------------------------------
@@ -319,7 +321,7 @@ def test_the_gate_says_why_it_refuses_or_asks() -> None:
     assert policy.gate(rejected, action(fp), pay, SETTINGS).reason == (
         "was rejected by the operator last time"
     )  # type: ignore[arg-type]
-    asks = policy.gate({}, action(), pay, SETTINGS)  # type: ignore[arg-type]
+    asks = policy.gate({}, action(order_id="A"), pay, SETTINGS)  # type: ignore[arg-type]
     assert asks.gate == "approve" and asks.reason == policy.approval_rule(pay, SETTINGS)
     assert policy.gate({}, action(), lookup, SETTINGS).reason is None  # type: ignore[arg-type]
 

@@ -106,7 +106,6 @@ def test_unusable_answers_are_refused(world: World, store: RunStore) -> None:
         {"decisions": [{"type": "reject", "message": 7}]},
         {"decisions": "approve"},
         edit({"order_id": "ORD-2024-001", "amount": "1.00"}, name="refund_payment"),
-        {"decisions": [{"type": "approve", "note": 123456789012345678901234567890}]},
         edit({"order_id": "ORD-2024-001", "amount": "2328.02", "x": 2**64}),
     ]
     for answer in unusable:

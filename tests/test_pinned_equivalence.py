@@ -50,7 +50,6 @@ from tether.nodes.base import Node
 from tether.nodes.deps import Deps
 from tether.settings import RunSettings, resolve_settings
 from tether.state import AgentState
-from tether.testing import ScriptedChatModel
 from tether.tools.safe import json_safe
 
 
@@ -425,44 +424,6 @@ def test_a_context_object_cannot_change_between_runs() -> None:
     with pytest.raises(ValidationError, match="frozen"):
         context.max_steps = 7  # type: ignore[attr-defined]
     assert {s[1] for s in _seen(graph, RunSettings(max_steps=7), False)} == {7}
-
-
-@tool
-def _template(key: str) -> str:
-    """A template tool."""
-    return key
-
-
-@pytest.mark.parametrize("protocol", ["react", "json_schema", "native"])
-def test_the_offer_cache_never_serves_a_recycled_tool(protocol: str) -> None:
-    """Pins the uncached step setup (``system_prompt``, ``frame_tokens``, ``prepare``; for
-    native, the model's ``bind_tools``) for offers of tools created, dropped and recreated
-    with other names and descriptions, so their ids recycle: ``Deps.prepared`` is keyed by
-    ``id(model)`` and the offer's tools by ``id``. Offers that make no tool callable (only
-    the final answer) are included: their tools are listed in the prompt all the same."""
-    model = ScriptedChatModel(responses=[])
-    counter = TiktokenCounter()
-    deps = Deps(settings=None, registry=ToolRegistry(), rules=(), model=model, counter=counter)
-    settings = AgentSettings(protocol=protocol)  # type: ignore[arg-type]
-    handler = PROTOCOLS[protocol]
-    ids: list[int] = []
-    for round_ in range(200):  # past the cache's 64 entries: its refs are let go
-        made = _template.model_copy(
-            update={"name": f"tool_{round_ % 7}", "description": f"Does thing {round_}."}
-        )
-        ids.append(id(made))
-        offer = Offer((made,), final_only=round_ % 3 == 0)
-        got = deps.prepared(settings, offer)
-        system = handler.system_prompt(offer)
-        assert got.frame.system == system
-        assert got.frame.tokens == handler.frame_tokens(system, offer, counter)
-        assert [t.name for t in got.tools] == [t.name for t in offer.callable]
-        bound, kwargs = handler.prepare(model, offer)
-        assert (got.model, got.call_kwargs) == (bound, kwargs)
-        if protocol == "native" and offer.callable:
-            assert got.model.kwargs == model.bind_tools([made], parallel_tool_calls=False).kwargs  # type: ignore[attr-defined]
-        del made, offer, got
-    assert len(set(ids)) < len(ids), "no id was recycled: reuse not exercised"
 
 
 # --- settings.py: overrides validated without reading the environment ------------------------

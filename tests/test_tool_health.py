@@ -4,14 +4,17 @@ refusing a paused tool without calling it, for every run on the store, and probi
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.store.memory import InMemoryStore
 from tether import AgentSettings, ToolRegistry, TransientToolError, build_graph, tool
 from tether.decisions.health import ToolHealth, admit, claimed, recorded
-from tether.nodes.health import NAMESPACE
+from tether.nodes.health import NAMESPACE, read
 from tether.testing import ScriptedChatModel, run_traced
 from tether_world import World, fail_first
 from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
@@ -42,7 +45,7 @@ def test_failures_below_the_threshold_keep_the_breaker_closed() -> None:
 def test_the_threshold_opens_it_and_the_refusal_names_the_tool_and_why() -> None:
     health = failed_times([T0, T0 + 1, T0 + 2])
     assert health.state == "open" and health.opened_at == T0 + 2
-    verdict, reason = admit(health, "pay_order", T0 + 3, S)
+    verdict, reason, _ = admit(health, "pay_order", T0 + 3, S)
     assert verdict == "refuse"
     assert reason.startswith("pay_order is paused and was not called")
     assert "3 calls in a row failed" in reason and "HTTP 503" in reason
@@ -77,7 +80,7 @@ def test_after_the_cool_down_one_call_is_the_probe_and_the_others_wait() -> None
     assert admit(opened, "pay_order", T0 + 29.9, S).verdict == "refuse"
     assert admit(opened, "pay_order", T0 + 30, S).verdict == "probe"
     probing = claimed(opened, "token-1", T0 + 30)
-    verdict, reason = admit(probing, "pay_order", T0 + 31, S)
+    verdict, reason, _ = admit(probing, "pay_order", T0 + 31, S)
     assert probing.state == "half_open" and verdict == "refuse"
     assert "a probe call is checking whether it is back" in reason
 
@@ -232,3 +235,116 @@ def test_the_replay_of_an_unknown_payment_is_never_refused() -> None:
     assert len(charges) == 1
     assert state["status"] == "completed" and state["answer"] == "paid 2328.02"
     assert store.get(NAMESPACE, "pay_order").value["state"] == "closed"
+
+
+# --- a store that misbehaves: local behaviour, a warning, never a crash or a second call -------
+class BrokenStore(InMemoryStore):
+    """A shared store whose reads, or writes, fail as a store that is down does."""
+
+    def __init__(self, failing: str) -> None:
+        super().__init__()
+        self.failing = failing
+
+    def get(self, *args: Any, **kwargs: Any) -> Any:
+        if self.failing == "reads":
+            raise ConnectionError("store unreachable")
+        return super().get(*args, **kwargs)
+
+    def put(self, *args: Any, **kwargs: Any) -> None:
+        if self.failing in ("reads", "writes"):
+            raise ConnectionError("store unreachable")
+        super().put(*args, **kwargs)
+
+
+@pytest.mark.parametrize("failing", ["reads", "writes"])
+@pytest.mark.parametrize("run", ["sync", "async"])
+def test_a_failing_store_leaves_the_call_to_run_once_with_a_warning(
+    failing: str, run: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    flaky = Flaky()
+    flaky.down = False
+    graph = build_graph(
+        AgentSettings(health_failures=1),
+        model=ScriptedChatModel(responses=[CALL, DONE]),
+        registry=ToolRegistry([flaky.tool]),
+        store=BrokenStore(failing),
+        checkpointer=InMemorySaver(),
+    )
+    config: Any = {"configurable": {"thread_id": "t"}}
+    if run == "sync":
+        state = graph.invoke({"task": "t"}, config)
+    else:
+        state = asyncio.run(graph.ainvoke({"task": "t"}, config))
+    assert state["status"] == "completed" and flaky.calls == 1
+    assert graph.invoke(None, config)["status"] == "completed" and flaky.calls == 1
+    meta = state["tool_buffer"][-1]["result"]["meta"]
+    assert meta["health_store"].startswith("tool health store failed, skipped: ConnectionError")
+    assert "tool health store failed" in caplog.text
+
+
+def record_at(values: dict[str, Any]) -> Any:
+    from datetime import UTC, datetime
+
+    from langgraph.store.base import Item
+
+    now = datetime.now(UTC)
+    return Item(value=values, key="t", namespace=NAMESPACE, created_at=now, updated_at=now)
+
+
+def opened(at: float, **fields: Any) -> dict[str, Any]:
+    return {"state": "open", "failures": [at], "opened_at": at, **fields}
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        opened(T0 + 3600),  # written by a worker whose clock is an hour ahead
+        opened(float("nan")),
+        opened(float("inf")),
+        opened(1e308),
+        opened(T0, failures=[T0, float("nan")]),
+        {"state": "closed", "failures": [1e308, 1e308], "latency_s": float("inf")},
+    ],
+)
+def test_a_skewed_or_absurd_record_is_no_record(values: dict[str, Any]) -> None:
+    health = read(record_at(values))
+    assert admit(health, "pay_order", T0, S).verdict == "allow"
+    after = recorded(health, "TransientToolError: HTTP 503", 0.1, T0, S)
+    assert after.state == "closed" and after.failures == [T0]  # counted afresh
+
+
+def test_a_record_from_a_clock_a_little_ahead_pauses_no_longer_than_the_cool_down() -> None:
+    verdict, reason, wait = admit(read(record_at(opened(T0 + 20))), "pay_order", T0, S)
+    assert verdict == "refuse" and wait == S.health_cooldown
+    assert "tried again in 30 s" in reason
+
+
+FLOATS = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-1e4, 1e4).map(T0.__add__)
+RECORDS = st.fixed_dictionaries(
+    {
+        "state": st.sampled_from(["closed", "open", "half_open"]),
+        "failures": st.lists(FLOATS, max_size=5),
+        "opened_at": FLOATS,
+        "probe": st.sampled_from(["", "p1"]),
+    }
+)
+
+
+@given(values=RECORDS, now=st.floats(T0 - 1e4, T0 + 1e4), cooldown=st.floats(0, 1e4))
+def test_no_record_pauses_a_tool_past_a_cool_down_from_now(
+    values: dict[str, Any], now: float, cooldown: float
+) -> None:
+    settings = S.with_overrides({"health_cooldown": cooldown})
+    health = read(record_at(values))
+    admission = admit(health, "pay_order", now, settings)
+    if admission.verdict == "refuse":
+        assert 0 < admission.wait <= cooldown
+        if max([health.opened_at, *health.failures]) <= now:  # written by a clock not ahead
+            later = now + cooldown + 1e-3
+            assert admit(health, "pay_order", later, settings).verdict != "refuse"
+    if not all(math.isfinite(t) for t in [values["opened_at"], *values["failures"]]):
+        assert health == ToolHealth()
+    after = recorded(health, "HTTP 503", 0.1, now, settings)
+    assert read(record_at(after.model_dump())) == after  # what is written reads back

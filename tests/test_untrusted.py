@@ -172,8 +172,16 @@ def check(state: dict[str, Any], trace: list[Any], limits: dict[str, Any]) -> No
     largest = max((c["detail"]["usage"]["total_tokens"] for c in calls), default=0)
     assert state["usage"]["total_tokens"] <= limits["token_budget"] + largest
     assert all(c["detail"]["usage"]["total_tokens"] >= 0 for c in calls)
-    ran = [e for e in trace if e["event"] == "tool_call" and e["detail"]["tool"] == "transfer"]
-    assert not ran  # gated: nothing a model or tool says runs it without an approval
+    ran = [
+        e
+        for e in trace
+        if e["event"] == "tool_call"
+        and e["detail"]["tool"] == "transfer"
+        and (e["detail"].get("meta") or {}).get("error_type") != "validation_error"
+    ]
+    # gated: nothing a model or tool says runs it without an approval (a call whose arguments
+    # do not validate goes back to the model unasked, and never reaches the tool)
+    assert not ran
     json.dumps(state, default=str)  # every value in state is plain data
 
 

@@ -117,7 +117,9 @@ def test_a_malformed_write_gets_the_tools_validation_error_not_a_rejection(
     ]
     record, model, world_hash = run_scripted(agent, scenario, worlds, replies)
     assert world_hash == ExpectedStates(worlds).hash_for(scenario)
-    assert [(a.approved, a.valid) for a in record.approvals] == [(True, False)]
+    # tether's own gate never asks about arguments the tool refuses; the others ask first
+    asked = [] if name == "tether" else [(True, False)]
+    assert [(a.approved, a.valid) for a in record.approvals] == asked
     first = record.tool_calls[0]
     assert (first.tool, first.error_type) == ("cancel_order", "validation_error")
     assert (record.unintended_writes_attempted, record.unintended_writes_executed) == (0, 0)

@@ -131,3 +131,15 @@ def test_an_outage_one_worker_met_pauses_the_tool_for_the_others(
     assert health_of(pg_url, "pay_order")["state"] == "closed"
     assert listed(pg_url, tmp_path, "outage-c") == "completed"
     assert len(new_payments(pg_url)) == 1
+
+
+def test_workers_that_start_at_once_all_set_up_the_stores(
+    pg_url: str, workers: list[Worker]
+) -> None:
+    """The README's recipe in eight workers started together on an empty database: each
+    creates the run store's and LangGraph's store tables, and none fails on another's."""
+    started = [Worker("tests.fleet_worker", pg_url, "setup", f"w{i}") for i in range(8)]
+    workers.extend(started)
+    for process in started:
+        out, err = process.communicate(timeout=WAIT)
+        assert process.returncode == 0 and out.strip() == "ready", err[-3000:]

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Protocol, TypeVar, cast
 
@@ -22,7 +22,6 @@ from tether.control.approval import (
     Decision,
     HITLRequest,
     is_approval_request,
-    keeping_answers,
     parse_decision,
     requested_tool,
 )
@@ -33,7 +32,7 @@ from tether.errors import TetherError
 from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
 from tether.state import ZERO_USAGE, AgentState, Status, StopCause, TraceEvent, Usage
-from tether.tools.registry import ToolRegistry
+from tether.tools.registry import ToolRegistry, as_registry
 
 CANCEL_REASON = "stopped by the operator"
 
@@ -100,10 +99,10 @@ class AgentBase(Generic[StoreT]):
 
     def __init__(
         self,
-        settings: AgentSettings | None = None,
+        settings: AgentSettings | dict[str, Any] | None = None,
         *,
         store: StoreT,
-        registry: ToolRegistry | None = None,
+        registry: ToolRegistry | Iterable[Any] | None = None,
         model: BaseChatModel | None = None,
         rules: Sequence[Rule] = (),
         sleep: Callable[[float], None] = time.sleep,
@@ -115,7 +114,7 @@ class AgentBase(Generic[StoreT]):
         recorders); ``seed`` fixes the backoff jitter; ``tool_health`` is the LangGraph store
         that shares tool health with other runs and workers (see :func:`tether.build_graph`)."""
         self.store: StoreT = store
-        self.registry = registry if registry is not None else ToolRegistry()
+        self.registry = as_registry(registry)
         self.graph = build_graph(
             settings,
             model=model,
@@ -129,7 +128,6 @@ class AgentBase(Generic[StoreT]):
             seed=seed,
             store=tool_health,
         )
-        keeping_answers(store.checkpointer)  # what runs() reads with
 
     @staticmethod
     def _config(thread_id: str) -> RunnableConfig:

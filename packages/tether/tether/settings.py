@@ -8,6 +8,7 @@ what LangGraph Studio edits.
 
 from __future__ import annotations
 
+import difflib
 from functools import cache
 from typing import Annotated, Any, Literal, Optional
 
@@ -307,6 +308,17 @@ def load_settings(**values: Any) -> AgentSettings:
         return AgentSettings(**values)
     except ValidationError as exc:
         raise SettingsError(_describe(exc)) from exc
+
+
+def check_tool_names(settings: AgentSettings, tools: list[str]) -> None:
+    """Fail closed on a name in approval_tools no tool has: any list replaces the default
+    gate, so a typo there would let every side-effecting tool run unapproved."""
+    for name in [name for name in settings.approval_tools or () if name not in tools][:1]:
+        lowered = {tool.lower(): tool for tool in tools}
+        close = [lowered[c] for c in difflib.get_close_matches(name.lower(), lowered, cutoff=0.5)]
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        known = ", ".join(sorted(tools)) or "none"
+        raise SettingsError(f"approval_tools names an unknown tool {name!r}{hint}; tools: {known}")
 
 
 def run_settings_schema(base: AgentSettings | None = None) -> type[BaseModel]:

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         default_data_dir,
         open_async_run_store,
         open_run_store,
+        setup_lock,
     )
 
 _EXPORTS = {
@@ -42,6 +43,7 @@ _EXPORTS = {
     "is_approval_request": "tether.control.approval",
     "open_async_run_store": "tether.control.store",
     "open_run_store": "tether.control.store",
+    "setup_lock": "tether.control.store",
 }
 __all__ = [
     "ALLOWED_DECISIONS",
@@ -57,6 +59,7 @@ __all__ = [
     "is_approval_request",
     "open_async_run_store",
     "open_run_store",
+    "setup_lock",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -20,19 +20,19 @@ not depend on; ``tests/test_approval_payload.py`` checks they match.
 
 from __future__ import annotations
 
+import copy
 import json
 from typing import Annotated, Any, Literal, NotRequired
 
-from langchain_core.tools import BaseTool
 from langgraph.checkpoint.base import BaseCheckpointSaver
 from langgraph.checkpoint.serde.base import SerializerProtocol
-from pydantic import BaseModel, Field, TypeAdapter, ValidationError
+from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
 from tether.errors import TetherError
 from tether.text import cut
 from tether.tools.results import MESSAGE_CHARS
-from tether.tools.safe import json_safe
+from tether.tools.safe import MAX_DEPTH, json_safe
 
 DecisionType = Literal["approve", "edit", "reject"]
 ALLOWED_DECISIONS: list[DecisionType] = ["approve", "edit", "reject"]
@@ -86,6 +86,8 @@ class HITLResponse(TypedDict):
     decisions: list[Decision]
 
 
+_AS_JSON = "__tether_json__"
+_UNSAVED = f"an integer over 64 bits, nesting deeper than {MAX_DEPTH} or text that is not UTF-8"
 _RESPONSE: TypeAdapter[HITLResponse] = TypeAdapter(HITLResponse)
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
 _HOW = (
@@ -95,31 +97,16 @@ _HOW = (
 )
 
 
-def normalised_arguments(tool: BaseTool | None, args: dict[str, Any]) -> dict[str, Any] | str:
-    """The arguments the tool will receive (validated, defaults filled in, as JSON values),
-    or why they do not validate."""
-    schema = tool.args_schema if tool is not None else None
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return "the tool is not registered"
-    try:
-        return schema.model_validate(args).model_dump(mode="json")
-    except ValidationError as exc:
-        return f"they do not validate: {_first_problem(exc)}"
-
-
 def approval_request(
     tool: str,
     args: dict[str, Any],
     *,
     reason: str,
-    will_run: dict[str, Any] | str,
+    will_run: dict[str, Any] | None,
     error: str | None = None,
 ) -> HITLRequest:
-    """The interrupt payload for one gated call."""
-    if isinstance(will_run, str):
-        runs = f"Arguments as proposed ({will_run}): {_dump(args)}"
-    else:
-        runs = f"It will run with: {_dump(will_run)}"
+    """The interrupt payload for one gated call (``will_run``: its validated arguments)."""
+    runs = f"It will run with: {_dump(will_run if will_run is not None else args)}"
     description = f"Approval needed: {reason}. {runs}"
     if error:
         description += f"\nThe previous answer could not be used: {error}"
@@ -139,9 +126,8 @@ def requested_tool(request: HITLRequest) -> str:
 
 
 def parse_decision(answer: Any, tool: str) -> Decision:
-    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise."""
-    if json_safe(answer) != answer:
-        raise ApprovalError(f"the answer is not JSON a run can save (an int over 64 bits?): {_HOW}")
+    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise.
+    Fields the shape does not name are dropped, as LangChain's middleware ignores them."""
     try:
         if isinstance(answer, dict) and "decisions" in answer:
             decisions = _RESPONSE.validate_python(answer)["decisions"]
@@ -153,6 +139,8 @@ def parse_decision(answer: Any, tool: str) -> Decision:
     if len(decisions) != 1:
         raise ApprovalError(f"one call is waiting: give exactly one decision, not {len(decisions)}")
     decision = decisions[0]
+    if json_safe(decision) != decision:
+        raise ApprovalError(f"the decision holds {_UNSAVED} and cannot be kept in a run: {_HOW}")
     if decision["type"] == "reject" and "message" in decision:  # kept in state and the trace
         decision["message"] = cut(decision["message"], MESSAGE_CHARS, "rejection messages are cut")
     if decision["type"] == "edit" and decision["edited_action"]["name"] != tool:
@@ -174,9 +162,9 @@ def _dump(value: Any) -> str:
 
 
 class AnswerSerde:
-    """A checkpointer's serializer that also writes what msgpack cannot. LangGraph saves a
-    resume value as it came, before a node reads it, so one integer over 64 bits would fail
-    the write after the call ran; kept exactly as JSON, it is refused on every read."""
+    """A serializer that also writes what msgpack cannot: LangGraph saves a resume value as it
+    came, before a node reads it, so an integer over 64 bits would fail the write after the
+    call ran. Such a value goes as JSON inside one the inner serializer writes (and encrypts)."""
 
     def __init__(self, inner: SerializerProtocol) -> None:
         self.inner = inner
@@ -185,14 +173,21 @@ class AnswerSerde:
         try:
             return self.inner.dumps_typed(obj)
         except TypeError:
-            return "tether-json", json.dumps(obj).encode()
+            return self.inner.dumps_typed({_AS_JSON: json.dumps(obj)})
 
     def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        return json.loads(data[1]) if data[0] == "tether-json" else self.inner.loads_typed(data)
+        old = data[0] == "tether-json"  # as earlier versions wrote it, in the clear
+        value = json.loads(data[1]) if old else self.inner.loads_typed(data)
+        boxed = isinstance(value, dict) and list(value) == [_AS_JSON]
+        return json.loads(value[_AS_JSON]) if boxed else value
 
 
-def keeping_answers(saver: Any) -> None:
-    """Wrap ``saver``'s serializer in :class:`AnswerSerde` (once). Done after compiling, so
-    the msgpack allowlist LangGraph's strict mode gives the saver stays inside the wrapper."""
-    if isinstance(saver, BaseCheckpointSaver) and not isinstance(saver.serde, AnswerSerde):
-        saver.serde = AnswerSerde(saver.serde)
+def keeping_answers(saver: Any) -> Any:
+    """A shallow copy of ``saver`` (as LangGraph's ``with_allowlist`` makes one) with its
+    serializer in :class:`AnswerSerde`; ``saver``, maybe shared, is left as it was. Called
+    after compiling, so strict mode's msgpack allowlist stays inside the wrapper."""
+    if not isinstance(saver, BaseCheckpointSaver) or isinstance(saver.serde, AnswerSerde):
+        return saver
+    clone = copy.copy(saver)
+    clone.serde = AnswerSerde(saver.serde)
+    return clone

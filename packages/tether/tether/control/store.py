@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from tether.control.trace_log import SqlTraceLog
 
 RUNS_FILE = "runs.sqlite"
+SETUP_LOCK = 0x7E7E_5E7  # tether's PostgreSQL advisory lock key, held while tables are made
 _SQLITE_MODULES = ("langgraph.checkpoint.sqlite", "sqlalchemy")
 _POSTGRES_MODULES = ("langgraph.checkpoint.postgres", "psycopg", "sqlalchemy")
 
@@ -74,7 +76,7 @@ class AsyncRunStore:
     """RunStore's tables with an async checkpointer (``AsyncSqliteSaver``/``AsyncPostgresSaver``),
     for AsyncAgent; it belongs to the event loop that opened it. ``cancels`` and ``trace`` are
     RunStore's sync SQLAlchemy stores (one short statement a call): AsyncAgent calls them in a
-    thread (``asyncio.to_thread``), the nodes through ``Deps.may_block``."""
+    thread (``asyncio.to_thread``), the nodes in a thread of their own."""
 
     location: str
     checkpointer: BaseCheckpointSaver[Any]
@@ -93,13 +95,15 @@ async def open_async_run_store(location: str | Path | None = None) -> AsyncItera
     """:func:`open_run_store` for async runs (AsyncAgent); ``async with`` closes it."""
     where = _where(location)
     async with AsyncExitStack() as stack:
-        if isinstance(where, Path):
-            saver = await _async_sqlite(where, stack)
-            sa_url = f"sqlite:///{where}"
-        else:
-            saver = await _async_postgres(where, stack)
-            sa_url = sqlalchemy_url(where)
-        cancels, trace, dispose = await asyncio.to_thread(_sql_logs, sa_url)
+        pg = not isinstance(where, Path)
+        with await asyncio.to_thread(setup_lock, str(where)) if pg else nullcontext():
+            if isinstance(where, Path):
+                saver = await _async_sqlite(where, stack)
+                sa_url = f"sqlite:///{where}"
+            else:
+                saver = await _async_postgres(where, stack)
+                sa_url = sqlalchemy_url(where)
+            cancels, trace, dispose = await asyncio.to_thread(_sql_logs, sa_url)
         stack.callback(dispose)
         yield AsyncRunStore(str(where), saver, cancels, trace)
 
@@ -132,6 +136,20 @@ def _reaching(url: str) -> Iterator[None]:
         raise unreachable(url, exc) from None
 
 
+def setup_lock(url: str) -> Any:
+    """A connection holding :data:`SETUP_LOCK` until it closes (``with setup_lock(URL):
+    store.setup()``): LangGraph's ``setup()`` fails on a duplicate key when workers run it at
+    once. Polled: a worker blocked on the lock would hold a snapshot that the holder's CREATE
+    INDEX CONCURRENTLY waits for, a deadlock PostgreSQL cannot see."""
+    import psycopg
+
+    with _reaching(url):
+        conn = psycopg.connect(libpq_url(url), autocommit=True)
+    while conn.execute("SELECT pg_try_advisory_lock(%s)", (SETUP_LOCK,)).fetchone() != (True,):
+        time.sleep(0.05)
+    return conn
+
+
 def _sqlite(path: Path) -> RunStore:
     require("sqlite", "the SQLite run store", *_SQLITE_MODULES)
     import sqlite3
@@ -157,8 +175,9 @@ def _postgres(url: str) -> RunStore:
         )
     try:
         saver = PostgresSaver(conn)
-        saver.setup()
-        return RunStore.create(url, saver, sqlalchemy_url(url), [conn.close])
+        with setup_lock(url):  # tables made once, whichever worker comes first
+            saver.setup()
+            return RunStore.create(url, saver, sqlalchemy_url(url), [conn.close])
     except BaseException:
         conn.close()
         raise

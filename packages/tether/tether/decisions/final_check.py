@@ -1,59 +1,9 @@
 """The check before a final answer is taken: send it back once with a note, or take it.
 
-A final answer is sent back when
-
-(a) no tool has succeeded in the run, and the task names something a read tool can look up:
-    its own values fill that tool's required arguments (an id that matches an argument's
-    pattern, or any id for an argument named ``id`` or ``*_id`` that has none);
-    For an answer that states nothing at all ("Done."), any read tool with arguments will
-    do when the task holds a value (a token with a digit, or an email): the best match for
-    the task is named.
-(b) it states an id, number or status that neither the task nor a connected successful
-    result holds (:func:`tether.decisions.grounding.unbacked`, the judge's own rule). With
-    the default vocabulary, which knows no world, two things are left to a vocabulary
-    passed in: a status is backed by any connected result that reported it (an "ok" from
-    an API whose calls name no id), and statuses are checked only until a side-effecting
-    tool succeeds (a payment that "succeeded" makes an order "paid" in one world, not in
-    another); or
-(c) the task asks for a change the run never made: every word of a side-effecting tool's
-    name is in the task, none of them negated ("do not pay it"), the task or a result holds
-    the ids its required arguments need, and no call to it has succeeded; or
-(d) before any change has succeeded, the answer holds nothing the run found (no id, number
-    or status, and no text value a result returned: "Done, the request has been handled.")
-    while the task asks, in words of a side-effecting tool's own, for a change no call has
-    tried and the task and the results hold the arguments of. The note names every such
-    tool and leaves the choice to the model.
-
-A refusal is no exception to (a). When the task names something a tool can look up, an
-answer given without looking has checked nothing, however it is worded: "I cannot access
-orders" about ``ORD-2024-001`` is wrong when ``query_order`` exists. A refusal that was right
-("no tool can delete accounts") costs one more call, since the second answer is taken as the
-model writes it. When the task names nothing a tool can look up, a refusal that states
-nothing is taken at once.
-
-(c) is kept narrow on purpose: a tool is matched on its name's words, not on how well its
-description ranks, since a ranking always has a best tool and a near miss would push a model
-towards a write. So a task in another language than the tools' names is never sent back
-under (c); (b) still catches an answer that claims the change's outcome ("cancelled"), and
-(d) an answer that claims nothing at all. (d) reads the task in any language: a
-side-effecting tool's own words are its name's and its description's Chinese, less every
-word a read tool's text has too (so "status", "订单" or "查询" ask for no change), and a word
-the task negates ("先不要付款", "do not cancel") asks for nothing. It names every tool that
-matches, ranking none above another. Side-effecting tools still pause for approval by
-default.
-
-In a conversation (a thread, one run per user message) a reply whose last paragraph asks the
-user something is not an answer yet and is taken as written: a confirmation the domain's
-policy asks for before a change, an id it needs (:mod:`tether.decisions.replies`). A reply
-that declines the change or hands the user to a person is never pushed towards it ((c) and
-(d)). What backs a value ((b)) is what the model was given: the task, what the user said in
-the thread's earlier messages, the agent's instructions (``context``), the connected results,
-and a value worked out from a result (a total, a balance: :mod:`tether.decisions.derived`).
-These were set against 611 successful recorded real runs (docs/replay.md).
-
-The note is written by tether alone. Tool output and model output are untrusted: the note
-holds only the words of :data:`NOTES`, registered tool names, and values that are single
-tokens matching :data:`SAFE_VALUE` (any other value is counted, never shown).
+Sent back when (a) no tool has succeeded though the task names something a read tool can look
+up; (b) it states an id, number or status nothing backs; (c) or (d) the task asks for a change
+the run never made. docs/architecture.md ("The final-answer check") gives each rule and why.
+The note holds only :data:`NOTES`, registered tool names and tokens matching :data:`SAFE_VALUE`.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ _LATENCY_WEIGHT = 0.2
 class ToolHealth(BaseModel):
     """One tool's record in the store (as plain JSON); the defaults are a healthy tool."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, allow_inf_nan=False)  # NaN, inf: not a record
 
     state: Literal["closed", "open", "half_open"] = "closed"
     failures: list[float] = []  # times of the transient failures in a row, oldest first
@@ -38,13 +38,23 @@ class ToolHealth(BaseModel):
 class Admission(NamedTuple):
     verdict: Literal["allow", "refuse", "probe"]
     reason: str = ""  # for a refusal: tether's words, naming the tool and why
+    wait: float = 0.0  # for a refusal: seconds until a probe may be let through
+
+
+def trusted(health: ToolHealth, now: float, settings: AgentSettings) -> ToolHealth:
+    """The record, or none (a healthy tool) when it holds a time more than a cool-down ahead:
+    no clock is that far off, and such a value (1e308) would pause the tool for ever."""
+    latest = max([health.opened_at, *health.failures])
+    return health if latest <= now + settings.health_cooldown else ToolHealth()
 
 
 def admit(health: ToolHealth, tool: str, now: float, settings: AgentSettings) -> Admission:
-    """Run the call (closed), let it through as the probe (cool-down over), or refuse it."""
+    """Run the call (closed), let it through as the probe (cool-down over), or refuse it (for
+    no more than a cool-down from now, whatever clock wrote the record)."""
+    health = trusted(health, now, settings)
     if health.state == "closed":
         return Admission("allow")
-    left = health.opened_at + settings.health_cooldown - now
+    left = min(health.opened_at + settings.health_cooldown - now, settings.health_cooldown)
     if left <= 0:
         return Admission("probe")
     why = (
@@ -53,7 +63,8 @@ def admit(health: ToolHealth, tool: str, now: float, settings: AgentSettings) ->
         else f"{len(health.failures)} calls in a row failed for every run (last: "
         f"{health.last_error}); it is tried again in {left:.0f} s"
     )
-    return Admission("refuse", f"{tool} is paused and was not called: {why}. Use another tool.")
+    reason = f"{tool} is paused and was not called: {why}. Use another tool."
+    return Admission("refuse", reason, left)
 
 
 def claimed(health: ToolHealth, token: str, now: float) -> ToolHealth:
@@ -66,6 +77,7 @@ def recorded(
 ) -> ToolHealth:
     """The record after a call that ran: ``failed`` is a transient failure's message (None:
     the tool answered, even with an error of its own, so it is up)."""
+    health = trusted(health, now, settings)
     latency = health.latency_s + _LATENCY_WEIGHT * (latency_s - health.latency_s)
     update: dict[str, object] = {"latency_s": round(latency, 6), "calls": health.calls + 1}
     if failed is None:

@@ -64,20 +64,6 @@ class Offer:
         stray = small_model.stray_ids(arguments, self.grounded)
         return f"names ids no task or successful result holds: {stray}" if stray else None
 
-    def key(self) -> tuple[Any, ...]:
-        """What makes two offers give the same prompt and schema: every field, the tools by
-        identity (whoever caches by this key keeps the offer, so the tools, alive: an id is
-        never reused while its entry exists)."""
-        names = tuple(name for name, _ in self.withheld)
-        return (
-            self.small,
-            self.final_only,
-            self.calls_only,
-            self.grounded,
-            names,
-            *map(id, self.tools),
-        )
-
 
 def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:
     """What this step offers the model, from the state, the registered tools and the settings."""

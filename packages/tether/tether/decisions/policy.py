@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langchain_core.tools import BaseTool
+from pydantic import BaseModel
 from tenacity import RetryCallState, wait_exponential
 
 from tether.decisions import notes, side_effects
@@ -37,6 +38,7 @@ from tether.state import (
 )
 from tether.tools.envelope import LOOP_ORIGIN
 from tether.tools.marks import has_side_effects
+from tether.tools.registry import validated
 
 SUMMARY_CHARS = 300
 
@@ -115,7 +117,7 @@ def gate(
     the operator just rejected; answer a call that already succeeded from its record, with a
     note, until ``repeat_notes`` notes were sent about it, then end on it (without notes: end
     on the ``repeat_limit``-th identical call); refuse a call the step's ``offer`` does not
-    allow; ask first when approval is needed; else run."""
+    allow; ask first when approval is needed (not for arguments the tool refuses); else run."""
     fingerprint = proposal.get("fingerprint", "")
     record = state.get("calls", {}).get(call_key(fingerprint))
     replay = side_effects.is_replay_of_unresolved(state, fingerprint)
@@ -133,6 +135,8 @@ def gate(
     if not replay and offer and (why := offer.refusal(tool, proposal.get("arguments"))):
         return GateDecision("refuse", why)
     rule = approval_rule(tool, settings)
+    if tool is not None and not isinstance(validated(tool, proposal.get("arguments")), BaseModel):
+        rule = None  # not run either: the validation error goes back to the model, unasked
     return GateDecision("approve", rule) if rule else GateDecision("run")
 
 

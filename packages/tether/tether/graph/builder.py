@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, get_args, get_type_hints
 
 from langchain_core.language_models import BaseChatModel
@@ -30,9 +30,15 @@ from tether.nodes.deps import Deps
 from tether.nodes.refuse import Refuse
 from tether.nodes.start import Start
 from tether.nodes.think import Think
-from tether.settings import AgentSettings, RunSettings, run_settings_schema
+from tether.settings import (
+    AgentSettings,
+    RunSettings,
+    check_tool_names,
+    load_settings,
+    run_settings_schema,
+)
 from tether.state import AgentState, InputState, RouteView
-from tether.tools.registry import ToolRegistry
+from tether.tools.registry import ToolRegistry, as_registry
 
 if TYPE_CHECKING:
     from tether.control.cancel import CancelStore
@@ -40,10 +46,10 @@ if TYPE_CHECKING:
 
 
 def build_graph(
-    settings: AgentSettings | None = None,
+    settings: AgentSettings | dict[str, Any] | None = None,
     *,
     model: BaseChatModel | None = None,
-    registry: ToolRegistry | None = None,
+    registry: ToolRegistry | Iterable[Any] | None = None,
     checkpointer: BaseCheckpointSaver[Any] | None = None,
     rules: Sequence[Rule] = (),
     counter: TokenCounter | None = None,
@@ -64,9 +70,14 @@ def build_graph(
     before it returns (see tether.control). ``store`` (LangGraph's; a server passes its own)
     keeps tool health shared by every run that uses it (tether.nodes.health).
     """
+    if isinstance(settings, dict):
+        settings = load_settings(**settings)
+    registry = as_registry(registry)
+    if settings is not None and len(registry):  # else checked at the first step
+        check_tool_names(settings, registry.names())
     deps = Deps(
         settings=settings,
-        registry=registry if registry is not None else ToolRegistry(),
+        registry=registry,
         counter=counter,
         rules=(*DEFAULT_RULES, *rules),
         model=model,
@@ -90,7 +101,7 @@ def build_graph(
     _route(builder, "act", routing.route_after_act)
     _route(builder, "refuse", routing.route_after_refuse)
     graph = builder.compile(checkpointer=checkpointer, store=store, name="tether")
-    keeping_answers(graph.checkpointer)  # the saver the graph uses (compiling may copy it)
+    graph.checkpointer = keeping_answers(graph.checkpointer)  # compiling may have copied it
     return graph
 
 

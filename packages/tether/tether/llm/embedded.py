@@ -102,34 +102,16 @@ def default_threads() -> int:
         available = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         available = os.cpu_count() or 1
-    idle = idle_cores()
-    free = available if idle is None else int(idle + 0.5)
+    free = int(idle_cores() + 0.5)
     return max(1, min(available, free, MAX_DEFAULT_THREADS))
 
 
-def idle_cores(interval: float = 0.25) -> float | None:
-    """How many cores sat idle over ``interval`` seconds (Linux's /proc/stat), or None."""
-    first = _cpu_times()
-    if first is None:
-        return None
-    time.sleep(interval)
-    second = _cpu_times()
-    if second is None:
-        return None
-    total = sum(second) - sum(first)
-    idle = (second[3] + second[4]) - (first[3] + first[4])  # idle and iowait
-    return (os.cpu_count() or 1) * idle / total if total > 0 else None
+def idle_cores(interval: float = 0.25) -> float:
+    """How many cores sat idle over ``interval`` seconds (idle and iowait time)."""
+    import psutil  # the local extra's, like the server itself
 
-
-def _cpu_times() -> list[int] | None:
-    try:
-        with open("/proc/stat", encoding="ascii") as stat:
-            fields = stat.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != "cpu":
-        return None
-    return [int(value) for value in fields[1:9]]
+    times = psutil.cpu_times_percent(interval)
+    return (psutil.cpu_count() or 1) * (times.idle + getattr(times, "iowait", 0.0)) / 100
 
 
 class EmbeddedServer:

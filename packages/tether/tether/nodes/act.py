@@ -35,9 +35,7 @@ class Act(Node):
         call, gated = _call(state, proposal, attempt)
         store = get_runtime().store
         result = await health.ainvoke(store, self.deps.registry, call, gated, settings)
-        return await self.off_loop(
-            settings, self._record, state, proposal, attempt, delay, result, settings
-        )
+        return await self.off_loop(self._record, state, proposal, attempt, delay, result, settings)
 
     def _delay(self, attempt: int, settings: AgentSettings) -> float:
         return policy.backoff_delay(attempt - 1, settings, self.deps.rng) if attempt > 1 else 0.0

@@ -15,7 +15,6 @@ from tether.control.approval import (
     ApprovalError,
     Decision,
     approval_request,
-    normalised_arguments,
     parse_decision,
 )
 from tether.llm.parsing import call_fingerprint
@@ -23,6 +22,7 @@ from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
 from tether.settings import AgentSettings
 from tether.state import AgentState, Proposal
+from tether.tools.arguments import effective_arguments
 from tether.tools.envelope import LOOP_ORIGIN, error_envelope
 
 
@@ -61,7 +61,7 @@ class Approve(Node):
         tool = proposal.get("tool", "")
         args = proposal.get("arguments", {})
         reason = f"{tool} {proposal.get('gate_reason', 'needs approval')}"
-        will_run = normalised_arguments(self.deps.registry.get(tool), args)
+        will_run = effective_arguments(self.deps.registry.get(tool), args)
         problem: str | None = None
         while True:
             request = approval_request(tool, args, reason=reason, will_run=will_run, error=problem)

@@ -39,13 +39,13 @@ class Node(Runnable[AgentState, dict[str, Any]]):
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
         """Nodes without I/O of their own share the sync implementation."""
-        return await self.off_loop(settings, self.run, state, settings)
+        return await self.off_loop(self.run, state, settings)
 
-    async def off_loop(self, settings: AgentSettings, work: Callable[..., T], *args: Any) -> T:
-        """``work(*args)``, in a thread when it may wait on I/O (see ``Deps.may_block``)."""
-        if self.deps.may_block(settings):
-            return await asyncio.to_thread(work, *args)
-        return work(*args)
+    async def off_loop(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)`` in a thread: a node's own work may wait on I/O (starting the
+        embedded server, a server tokenizer's HTTP calls, the run store's cancel flags), and
+        the event loop must never block. The hop costs about 1 ms a step."""
+        return await asyncio.to_thread(work, *args)
 
     def invoke(
         self, input: AgentState, config: RunnableConfig | None = None, **kwargs: Any

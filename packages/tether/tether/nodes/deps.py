@@ -71,7 +71,6 @@ class Deps:
     trace_log: SqlTraceLog | None = None  # a run store's trace log: each node saves its events
     _models: dict[tuple[Any, ...], BaseChatModel] = field(default_factory=dict)
     _counters: dict[str, TokenCounter] = field(default_factory=dict)
-    _prepared: dict[tuple[Any, ...], Prepared] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def settings_for(self, context: Any) -> AgentSettings:
@@ -90,16 +89,6 @@ class Deps:
         if resolved.protocol is None and resolved.base_url is None:
             server["protocol"] = "react"
         return resolved.with_overrides(server)
-
-    def may_block(self, settings: AgentSettings) -> bool:
-        """Whether a node's own work may wait on I/O (starting the embedded server, a server
-        tokenizer's HTTP calls, the run store's cancel flags): async runs then do that work
-        in a thread, so the event loop never blocks."""
-        if self.cancel_store is not None:
-            return True
-        with self._lock:
-            built = self.model is not None or _model_key(settings) in self._models
-        return not built or not isinstance(self.counter_for(settings), TiktokenCounter)
 
     def model_for(self, settings: AgentSettings) -> BaseChatModel:
         """The given model, or one built (once per endpoint settings) from the settings."""
@@ -138,26 +127,15 @@ class Deps:
 
     def prepared(self, settings: AgentSettings, offer: Offer | None = None) -> Prepared:
         """The system prompt, its token count and the bound model for ``offer`` (default:
-        every tool registered now, nothing withheld): built once per offer, protocol and
-        model, however many steps make that offer. Kept because building grows with the
-        tools: with 12 tools it took 8 ms (react) and 11 ms (json_schema) a step, 0.45% and
-        0.6% of a 1.8 s model step, and past about 20 tools it would pass 1%."""
+        every tool registered now, nothing withheld), built at each step: with 12 tools that
+        took 8 ms (react) and 11 ms (json_schema), 0.45% and 0.6% of a 1.8 s model step, too
+        little to keep a cache for."""
         if offer is None:
             offer = Offer(tuple(self.registry.tools()), small=settings.small_profile)
         model = self.model_for(settings)
-        key = (settings.protocol_name, settings.instructions, id(model), *offer.key())
-        with self._lock:
-            cached = self._prepared.get(key)
-        if cached is not None:
-            return cached
         protocol = PROTOCOLS[settings.protocol_name]
         system = "\n\n".join(filter(None, [protocol.system_prompt(offer), settings.instructions]))
         tokens = protocol.frame_tokens(system, offer, self.counter_for(settings))
         bound, kwargs = protocol.prepare(model, offer)
         frame = PromptFrame(system, tokens)
-        made = Prepared(protocol, offer, list(offer.callable), frame, bound, kwargs)
-        with self._lock:
-            if len(self._prepared) > 64:  # tools come and go: keep the cache bounded
-                self._prepared.clear()
-            self._prepared[key] = made
-        return made
+        return Prepared(protocol, offer, list(offer.callable), frame, bound, kwargs)

@@ -6,14 +6,17 @@ thread on the event loop: every LangGraph store has the sync API).
 Only a call's first attempt is gated: its retries, and the replay of a side effect whose
 outcome is unknown, are never refused (the replay is how the outcome becomes known). A probe
 is claimed by writing the record and reading it back: the store has no compare-and-set, so two
-workers whose claims cross within one round trip may both probe.
+workers whose claims cross within one round trip may both probe. A store that fails is passed
+over with a warning (logged, and in ``meta.health_store``): the call runs once, as without it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from langgraph.store.base import BaseStore, Item
@@ -25,6 +28,7 @@ from tether.tools.registry import ToolRegistry
 
 NAMESPACE = ("tether", "tool_health")
 _NOT_RUN = ("validation_error", "unknown_tool")
+_log = logging.getLogger(__name__)
 
 
 def read(item: Item | None) -> ToolHealth:
@@ -64,16 +68,30 @@ def note(store: BaseStore, tool: str, result: Envelope, settings: AgentSettings)
     store.put(NAMESPACE, tool, recorded(old, failed, latency, time.time(), settings).model_dump())
 
 
+def _shared(trouble: list[str], job: Callable[..., Any], *args: Any) -> Any:
+    """``job(*args)``, or None (no refusal, nothing recorded) when the store fails."""
+    try:
+        return job(*args)
+    except Exception as exc:  # a shared store is an aid: a run never fails with it
+        trouble.append(f"tool health store failed, skipped: {type(exc).__name__}: {exc}"[:300])
+        _log.warning(trouble[-1])
+        return None
+
+
 def invoke(
     store: BaseStore | None, registry: ToolRegistry, call: dict[str, Any], gated: bool, s: Any
 ) -> Envelope:
     """Run ``call`` (tool, args, config) unless the tool is paused; record the outcome."""
-    refused = gate(store, call["tool"], s) if store is not None and gated else None
+    trouble: list[str] = []
+    refused = (
+        _shared(trouble, gate, store, call["tool"], s) if store is not None and gated else None
+    )
     if refused is not None:
         return refused
     result = registry.invoke(call["tool"], call["args"], config=call["config"])
     if store is not None:
-        note(store, call["tool"], result, s)
+        _shared(trouble, note, store, call["tool"], result, s)
+    result["meta"].update({"health_store": trouble[-1]} if trouble else {})
     return result
 
 
@@ -81,11 +99,13 @@ async def ainvoke(
     store: BaseStore | None, registry: ToolRegistry, call: dict[str, Any], gated: bool, s: Any
 ) -> Envelope:
     """:func:`invoke` on the event loop."""
+    trouble: list[str] = []
     if store is not None and gated:
-        refused = await asyncio.to_thread(gate, store, call["tool"], s)
+        refused = await asyncio.to_thread(_shared, trouble, gate, store, call["tool"], s)
         if refused is not None:
             return refused
     result = await registry.ainvoke(call["tool"], call["args"], config=call["config"])
     if store is not None:
-        await asyncio.to_thread(note, store, call["tool"], result, s)
+        await asyncio.to_thread(_shared, trouble, note, store, call["tool"], result, s)
+    result["meta"].update({"health_store": trouble[-1]} if trouble else {})
     return result

@@ -22,7 +22,7 @@ from tether.memory.tokens import TokenCounter, count_messages
 from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
 from tether.nodes.step import ask_at_cap, close_step, end_run, grounds
-from tether.settings import AgentSettings
+from tether.settings import AgentSettings, check_tool_names
 from tether.state import (
     AgentState,
     NextMove,
@@ -62,17 +62,18 @@ class Think(Node):
         return self._conclude(state, call, reply, settings)
 
     async def arun(self, state: AgentState, settings: AgentSettings) -> dict[str, Any]:
-        call = await self.off_loop(settings, self._prepare, state, settings)
+        call = await self.off_loop(self._prepare, state, settings)
         if isinstance(call, dict):
             return call
         try:
             reply = await call.prepared.model.ainvoke(call.messages, **call.kwargs)
         except Exception as exc:
             reply = _reply_or_raise(exc, call, settings)
-        return await self.off_loop(settings, self._conclude, state, call, reply, settings)
+        return await self.off_loop(self._conclude, state, call, reply, settings)
 
     def _prepare(self, state: AgentState, settings: AgentSettings) -> Call | dict[str, Any]:
         """The prompt and call, or the update that stops the run before anything is spent."""
+        check_tool_names(settings, self.deps.registry.names())  # tools may change between steps
         offer = step_offer(state, self.deps.registry.tools(), settings)
         prepared = self.deps.prepared(settings, offer)
         step = state.get("steps", 0) + 1

@@ -129,7 +129,7 @@ class ToolRegistry:
         if tool is None:
             return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
                 checked = from_return(tool.invoke(_call_args(checked), config=config))
@@ -146,7 +146,7 @@ class ToolRegistry:
         if tool is None:
             return error_envelope(self._unknown(name), error_type="unknown_tool")
         started = self._clock()
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
                 checked = from_return(await tool.ainvoke(_call_args(checked), config=config))
@@ -159,7 +159,7 @@ class ToolRegistry:
         tool = self.get(name)
         if tool is None:
             return self._unknown(name)
-        checked = _validate(tool, args)
+        checked = validated(tool, args)
         return checked["message"] if isinstance(checked, dict) else None
 
     def _finish(self, name: str, result: Envelope, started: float) -> Envelope:
@@ -174,7 +174,16 @@ class ToolRegistry:
         return result
 
 
-def _validate(tool: BaseTool, args: Any) -> BaseModel | Envelope:
+def as_registry(tools: ToolRegistry | Iterable[Any] | None) -> ToolRegistry:
+    """A registry from what a caller passed where one is expected: itself, or its tools."""
+    if isinstance(tools, ToolRegistry):
+        return tools
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable | None):
+        raise TypeError(f"expected a ToolRegistry or a list of tools, not {type(tools).__name__}")
+    return ToolRegistry(tools or ())
+
+
+def validated(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     """The arguments parsed by the tool's schema, or a validation-error envelope."""
     if not isinstance(args, Mapping):
         return error_envelope(
