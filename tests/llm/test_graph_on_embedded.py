@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.llm.embedded import ensure_embedded_server
 from tether.settings import EMBEDDED_CONTEXT
 from tether.testing import run_traced
+from tether_local import ensure_embedded_server
 
 pytestmark = pytest.mark.server
 

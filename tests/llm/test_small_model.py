@@ -13,11 +13,11 @@ from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.decisions import small_model
 from tether.decisions.small_model import WITHHELD_WHY, rejected_writes, withheld
 from tether.decisions.toolpick import callable_from, select_tools
-from tether.llm.embedded import default_threads, idle_cores
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
+from tether_local import default_threads, idle_cores
 from tether_world import World
 from tether_world.fields import OrderId, PaymentId
 
@@ -299,7 +299,7 @@ def test_llama_cpp_takes_the_cores_other_work_leaves_idle(
     monkeypatch: pytest.MonkeyPatch, cores: int, idle: float | None, threads: int
 ) -> None:
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: set(range(cores)), raising=False)
-    monkeypatch.setattr("tether.llm.embedded.idle_cores", lambda: idle)
+    monkeypatch.setattr("tether_local.server.idle_cores", lambda: idle)
     assert default_threads() == threads
 
 

@@ -103,7 +103,7 @@ class LocalBackend:
     def __init__(
         self, *, gguf: str | None = None, parallel: int = 1, ctx_per_slot: int = 8192
     ) -> None:
-        from tether.llm import EmbeddedServer
+        from tether_local import EmbeddedServer
 
         self.server = EmbeddedServer(gguf, ctx_size=ctx_per_slot * parallel, parallel=parallel)
 

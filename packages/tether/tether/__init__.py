@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from tether.decisions.rules import Rule, RuleDecision
     from tether.errors import (
         ModelCallError,
+        ModelServerError,
         ScriptExhaustedError,
         SettingsError,
         TaskError,
@@ -59,6 +60,7 @@ _EXPORTS = {
     "AsyncAgent": "tether.async_agent",
     "Envelope": "tether.tools",
     "ModelCallError": "tether.errors",
+    "ModelServerError": "tether.errors",
     "Rule": "tether.decisions.rules",
     "RuleDecision": "tether.decisions.rules",
     "RunObserver": "tether.agent",
@@ -98,6 +100,7 @@ __all__ = [
     "AsyncAgent",
     "Envelope",
     "ModelCallError",
+    "ModelServerError",
     "Rule",
     "RuleDecision",
     "RunObserver",

