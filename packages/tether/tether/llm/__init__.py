@@ -12,14 +12,17 @@ from tether._exports import lazy_getattr
 if TYPE_CHECKING:
     from tether.llm.embedded import EmbeddedServer, default_gguf_path
     from tether.llm.model import make_chat_model
+    from tether.llm.parsing import call_fingerprint
 
 _EXPORTS = {
+    "call_fingerprint": "tether.llm.parsing",
     "EmbeddedServer": "tether.llm.embedded",
     "default_gguf_path": "tether.llm.embedded",
     "make_chat_model": "tether.llm.model",
 }
 __all__ = [
     "EmbeddedServer",
+    "call_fingerprint",
     "default_gguf_path",
     "make_chat_model",
 ]
