@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import random
+import threading
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
+import tether.decisions as decisions
 from langchain.agents.middleware.types import (
     AgentMiddleware,
     ContextT,
@@ -26,56 +29,48 @@ from langchain.agents.middleware.types import (
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from tether.decisions import notes, policy, side_effects, stop_rules, stops
-from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
-from tether.decisions.stop_rules import StopFacts
-from tether.llm.parsing import call_fingerprint
-from tether.settings import AgentSettings
-from tether.state import (
+from tether import AgentSettings
+from tether.decisions import (
+    NOT_AN_OUTCOME,
     CallEvent,
     CallRecord,
+    GateDecision,
     Proposal,
     StepRecord,
     ToolResult,
     Verdict,
-    call_key,
-    record_calls,
 )
-from tether.tools.envelope import error_envelope
-from tether.tools.failures import describe, is_transient
-from tether.tools.marks import has_side_effects
+from tether.llm import call_fingerprint
+from tether.tools import error_envelope, has_side_effects
 
-from langchain_tether.closing import Plan, is_closed, plan_call, replay_call
+from langchain_tether.calls import ModelCall, ToolCallRecord, model_call
+from langchain_tether.closing import Plan, plan_call, replay_call
 from langchain_tether.common import (
-    MARK,
     TetherState,
-    ToolResponse,
     as_settings,
     counted,
     ending,
-    ends_run,
     latest,
-    proposal_of,
     run_view,
     step_of,
+    stop_after,
 )
-from langchain_tether.kept import reused, signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"
 """Why a call is refused when the same reply made it earlier."""
+SAME_ID = "has the id of another call of the same reply"
+"""Why a call is refused when its reply gave its id to another call too."""
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
 )
 
 
-calls_of = reused(record_calls)
-"""Reducer for the run's calls (:func:`tether.state.record_calls`)."""
-
-
 class RepeatGuardState(TetherState[ResponseT]):
-    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, calls_of]]
+    tether_calls: NotRequired[
+        Annotated[dict[str, CallRecord], PrivateStateAttr, decisions.record_calls]
+    ]
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
     tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
@@ -83,15 +78,14 @@ class RepeatGuardState(TetherState[ResponseT]):
     """The run replayed that write itself, before an answer (once per run)."""
 
 
-@signed
 class RepeatGuardMiddleware(
-    ToolSteps, AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]
+    ToolHooks, AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]
 ):
-    """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
-    arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is
+    """Asks :func:`tether.decisions.gate` about each tool call (tool name and canonical
+    arguments, :func:`tether.llm.call_fingerprint`): a call that succeeded before is
     answered with the recall note (what it returned, as plain tokens only), a call that
     failed on its last two runs is refused, and a repeat after ``repeat_notes`` notes ends
-    the run ``no_progress`` before the next model call.
+    the run ``no_progress`` (:func:`tether.decisions.first_stop`) before the next model call.
 
     A write that fails transiently is run again in place with the same arguments, within
     ``tool_attempts`` and after the loop's backoff, as the loop retries it. Place it after
@@ -111,13 +105,14 @@ class RepeatGuardMiddleware(
         super().__init__()
         self.settings = as_settings(settings)
         self._rng = random.Random()  # the jitter of a write's replay in place
+        self._claims: weakref.WeakKeyDictionary[AIMessage, set[str]] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
 
     def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts. The thread's call memory stays, as in the
-        loop: a call that failed twice is still refused, and every success is stale (the user
-        may have changed something since their last message)."""
+        loop: a call that failed twice is still refused, and every success is stale."""
         return {
-            "tether_calls": policy.stale_records(state.get("tether_calls") or {}),
+            "tether_calls": decisions.stale_records(state.get("tether_calls") or {}),
             "tether_unresolved": None,
             "tether_resolving": False,
         }
@@ -127,63 +122,62 @@ class RepeatGuardMiddleware(
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh)
-        plan = plan_call(request, view.get("tether_stop"), self.settings)
-        update |= counted(view)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        response, update = self._settled(plan, view, handler(plan.request), update)
-        return plan.finish(response, update)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = plan_call(request, view.get("tether_stop"), self.settings, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            response, update = self._settled(plan, view, handler(plan.request), update, call)
+            return _ends(plan.finish(response, update), update, call)
 
     async def awrap_model_call(
         self,
         request: ModelRequest[ContextT],
         handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh)
-        plan = plan_call(request, view.get("tether_stop"), self.settings)
-        update |= counted(view)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        response, update = self._settled(plan, view, await handler(plan.request), update)
-        return plan.finish(response, update)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = plan_call(request, view.get("tether_stop"), self.settings, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            response = await handler(plan.request)
+            response, update = self._settled(plan, view, response, update, call)
+            return _ends(plan.finish(response, update), update, call)
 
     def _settled(
-        self, plan: Plan, view: Any, response: ModelResponse[Any], update: dict[str, Any]
+        self,
+        plan: Plan,
+        view: Any,
+        response: ModelResponse[Any],
+        update: dict[str, Any],
+        call: ModelCall,
     ) -> tuple[ModelResponse[Any], dict[str, Any]]:
         """An answer while a write's outcome is unknown: the write is replayed first, with
-        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), as a
-        tool call added after the answer, and the model answers again once it is settled; if
-        the replay left it unknown, the answer stands and the run fails, saying so. An answer
-        asked for at a stop is taken as it is."""
+        the same arguments (:func:`tether.decisions.must_resolve_first`), as a tool call
+        added after the answer, and the model answers again once it is settled; if the
+        replay left it unknown, the answer stands and the run fails, saying so. An answer
+        asked for at a stop is taken as it is (the cap's ending says what is unknown)."""
         result = list(response.result)
         reply = result[-1] if result else None
         unresolved: Proposal | None = view.get("tether_unresolved")
         if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
             return response, update
-        if is_closed(plan.request) or ends_run(reply):
+        if call.closing is not None or call.ended:
             return response, update
         answered: Verdict = {"status": "completed", "cause": "answer", "reason": "a final answer"}
-        if side_effects.must_resolve_first(
-            answered, unresolved, bool(view.get("tether_resolving"))
-        ):
+        if decisions.must_resolve_first(answered, unresolved, bool(view.get("tether_resolving"))):
             result.append(replay_call(unresolved))
             update = {**update, "tether_resolving": True}
         else:
-            verdict = side_effects.settled_verdict(answered, unresolved)
-            reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
-            result[-1] = ending(reply, verdict["status"])
-            update = {
-                **update,
-                "tether_status": verdict["status"],
-                "tether_cause": verdict["cause"],
-                "tether_reason": reason,
-            }
-        return ModelResponse(
-            result=result, structured_response=response.structured_response
-        ), update
+            verdict = decisions.settled_verdict(answered, unresolved)
+            reason = verdict["reason"] + decisions.unknown_outcome_note(unresolved)
+            update = {**update, **ending(verdict, reason)}
+        kept = ModelResponse(result=result, structured_response=response.structured_response)
+        return kept, update
 
     # --- before the call: the gate --------------------------------------------------------
 
@@ -191,24 +185,44 @@ class RepeatGuardMiddleware(
         """The gate's decision on the call. Approval is the business of LangChain's
         HumanInTheLoopMiddleware, so ``approve`` runs; a write that already succeeded is
         answered from its record whatever the settings; a call the same reply made earlier,
-        tool and arguments alike, is refused (it runs once, as one call a step in the loop)."""
+        tool and arguments alike, is refused (it runs once, as one call a step in the loop),
+        and so is a call whose id the reply gave another call too, but for the first to
+        claim it."""
         view, proposal = _view(request.state), proposal_of(request)
         if _earlier_twin(request, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
-        decided = policy.gate(view, proposal, request.tool, self.settings)
+        if not self._claimed(request):
+            return GateDecision("refuse", SAME_ID)
+        decided = decisions.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
             return decided
-        record = view["calls"].get(call_key(proposal["fingerprint"]))
+        record = view["calls"].get(decisions.call_key(proposal["fingerprint"]))
         if _writes(request) and record is not None and record["outcomes"][-1:] == ["success"]:
             return GateDecision("recall")
         return GateDecision("run")
 
-    def tool_answer(self, request: ToolCallRequest) -> ToolResponse | None:
+    def _claimed(self, request: ToolCallRequest) -> bool:
+        """This call is the first of its reply to run under its id (parallel calls run in
+        threads of one process: the claim is held for the reply's message while it lives)."""
+        call_id, reply = request.tool_call["id"], _reply_of(request)
+        if reply is None or call_id is None:
+            return True
+        if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
+            return True
+        with self._lock:
+            claimed = self._claims.setdefault(reply, set())
+            if call_id in claimed:
+                return False
+            claimed.add(call_id)
+            return True
+
+    def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
         """The answer to a call that is not run, with its state update; None to run it."""
         decided = self.decide(request)
         if decided.gate == "run":
             return None
         proposal = proposal_of(request)
+        call.gate, call.result = decided.gate, gate_result(decided.gate)
         if decided.gate == "refuse":
             why = decided.reason or "failed on its last two runs"
             text = (
@@ -218,12 +232,14 @@ class RepeatGuardMiddleware(
             return _answered(request, text, "refuse", {})
         view, step = _view(request.state), step_of(request.state)
         gated: Proposal = {**proposal, "gate": decided.gate}
-        record = policy.classify(step, gated, None, None, self.settings)
+        record = decisions.classify(step, gated, None, None, self.settings)
         if decided.gate == "recall":
-            note = stops.recall_hint(view, record, self.settings)
-            events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
+            note = decisions.recall_hint(view, record, self.settings)
+            events: list[CallEvent] = [
+                {"key": decisions.call_key(proposal["fingerprint"]), "noted": True}
+            ]
             return _answered(request, note, "recall", {"tether_calls": events})
-        verdict = stop_rules.first_stop(StopFacts(step, [record], 0), self.settings)
+        verdict = stop_after(request.state, self.settings, also=[record])
         text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 
@@ -232,41 +248,51 @@ class RepeatGuardMiddleware(
     def tool_replay(self, request: ToolCallRequest, exc: Exception, attempt: int) -> float | None:
         """A write that failed transiently runs again in place, the same call, while
         ``tool_attempts`` allow, after the loop's backoff: side-effecting tools are idempotent
-        per run (the same arguments carry the same key), so the replay settles what the
-        failure left unknown, as the loop's own retry does. A read's exception is left to a
+        per run (the same arguments carry the same key). A read's exception is left to a
         retry middleware outside this one."""
         if not _writes(request):
             return None
-        if not policy.wants_retry(_failure(exc), None, attempt, self.settings):
+        if not decisions.wants_retry(_failure(exc), None, attempt, self.settings):
             return None
-        return policy.backoff_delay(attempt, self.settings, self._rng)
+        return decisions.backoff_delay(attempt, self.settings, self._rng)
 
-    def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
+    def tool_failed(
+        self, request: ToolCallRequest, exc: Exception, call: ToolCallRecord
+    ) -> ToolResponse:
         """A write's exception as its result (a read's propagates, for a retry middleware):
         a transient one, once its replays in place are spent, leaves the outcome unknown."""
         if not _writes(request):
             raise exc
+        call.result = _failure(exc)
         return ToolMessage(
-            content=_dump(_failure(exc)),
+            content=json.dumps(call.result, ensure_ascii=False, default=str),
             tool_call_id=request.tool_call["id"],
             name=request.tool_call["name"],
             status="error",
         )
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any]:
+    def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's record: it ran, how it fared, what a success returned (plain tokens
         only), and the write whose outcome it leaves unknown or settles."""
-        request, outcome = reading.request, reading.outcome()
-        record = reading.record(self.settings)
+        if step.call.gate is not None:
+            return {}
+        request = step.request
+        record = step.record(self.settings)
         view, proposal = _view(request.state), proposal_of(request)
-        events = _events(record, outcome)
+        events = _events(record, step.result)
         if _writes(request) and record["kind"] == "success":  # what was read may have changed
-            events = policy.stale_records(view["calls"], but=events[0]["key"]) + events
+            events = decisions.stale_records(view["calls"], but=events[0]["key"]) + events
         update: dict[str, Any] = {"tether_calls": events}
-        unresolved = side_effects.unresolved_after(view, proposal, record, _writes(request))
+        unresolved = decisions.unresolved_after(view, proposal, record, _writes(request))
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
+
+
+def _ends(response: Any, update: dict[str, Any], call: ModelCall) -> Any:
+    """The response, the call's record saying whether this wrapper ended the run."""
+    call.ended = call.ended or update.get("tether_status") is not None
+    return response
 
 
 def _writes(request: ToolCallRequest) -> bool:
@@ -276,34 +302,38 @@ def _writes(request: ToolCallRequest) -> bool:
 
 def _failure(exc: Exception) -> ToolResult:
     """A write's exception as the loop records it; a transient one leaves its outcome unknown."""
-    transient = is_transient(exc)
-    message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
+    transient = decisions.is_transient(exc)
+    message = decisions.describe(exc) + (UNKNOWN_OUTCOME if transient else "")
     return error_envelope(message, error_type="transient" if transient else "tool_error")
+
+
+def _reply_of(request: ToolCallRequest) -> AIMessage | None:
+    """The reply that made this call: the last AI message of the state with its id."""
+    call_id = request.tool_call["id"]
+    for message in reversed(request.state.get("messages") or []):
+        if isinstance(message, AIMessage) and any(c["id"] == call_id for c in message.tool_calls):
+            return message
+    return None
 
 
 def _earlier_twin(request: ToolCallRequest, fingerprint: str) -> bool:
     """The reply that made this call made the same call earlier (the same tool and the
-    arguments the tool receives): parallel calls all run before any records its outcome."""
-    call_id, messages = request.tool_call["id"], request.state.get("messages") or []
-    for message in reversed(messages):
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            continue
-        ids = [call["id"] for call in message.tool_calls]
-        if call_id not in ids:
-            continue
-        earlier = message.tool_calls[: ids.index(call_id)]
-        name = request.tool_call["name"]
-        return any(
-            call["name"] == name
-            and call_fingerprint(request.tool, name, dict(call.get("args") or {})) == fingerprint
-            for call in earlier
-        )
-    return False
+    arguments the tool receives, under another id)."""
+    call_id, reply = request.tool_call["id"], _reply_of(request)
+    if reply is None:
+        return False
+    ids = [call["id"] for call in reply.tool_calls]
+    name = request.tool_call["name"]
+    return any(
+        call["name"] == name
+        and call["id"] != call_id
+        and call_fingerprint(request.tool, name, dict(call.get("args") or {})) == fingerprint
+        for call in reply.tool_calls[: ids.index(call_id)]
+    )
 
 
 def _named(proposal: Proposal) -> str:
-    """The call as tether's own words name it: its tool when registered, never a name the
-    model invented."""
+    """The call as tether's own words name it: its tool when registered."""
     return proposal["tool"] if proposal.get("registered") else "this call"
 
 
@@ -313,12 +343,12 @@ def _view(state: Any) -> Any:
 
 
 def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
-    key = call_key(record["fingerprint"] or "")
+    key = decisions.call_key(record["fingerprint"] or "")
     events: list[CallEvent] = [{"key": key, "ran": True}]
     if record["kind"] not in NOT_AN_OUTCOME:
         event: CallEvent = {"key": key, "outcome": record["kind"]}
         if record["kind"] == "success":
-            event |= {"step": record["step"], "known": notes.plain_values(outcome.get("data"))}
+            event |= {"step": record["step"], "known": decisions.plain_values(outcome.get("data"))}
         events.append(event)
     return events
 
@@ -326,15 +356,13 @@ def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
 def _answered(
     request: ToolCallRequest, text: str, gate: str, update: dict[str, Any]
 ) -> ToolResponse:
+    """tether's answer in place of the call; its gate is marked for readers of the run
+    (:func:`langchain_tether.tether_part`), never read back by tether."""
     message = ToolMessage(
         content=text,
         tool_call_id=request.tool_call["id"],
         name=request.tool_call["name"],
         status="success" if gate == "recall" else "error",
-        additional_kwargs={MARK: gate},
+        additional_kwargs={"tether": gate},
     )
     return Command(update={"messages": [message], **update}) if update else message
-
-
-def _dump(result: ToolResult) -> str:
-    return json.dumps(result, ensure_ascii=False, default=str)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
@@ -17,17 +16,15 @@ from langchain.agents.middleware.types import (
     ResponseT,
 )
 from langgraph.types import Command, Overwrite
-from tether.tools.stats import ToolStats
+from tether import ToolStats
 
-from langchain_tether.common import MARK, starts_run
-from langchain_tether.kept import Reduced, reused, signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.common import starts_run
+from langchain_tether.tooling import ToolHooks, ToolStep
 
 
-@reused
 def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's stats with one more call of ``call["tool"]``
-    (:meth:`tether.tools.ToolStats.record`; no error text is kept)."""
+    (:meth:`tether.ToolStats.record`; no error text is kept)."""
     stats = dict(current or {})
     kept = ToolStats(**stats.get(call["tool"], {}))
     kept.record(call["ok"], call["latency_s"], None)
@@ -36,16 +33,13 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
 
 
 class ToolStatsState(AgentState[ResponseT]):
-    tether_tool_stats: NotRequired[
-        Annotated[dict[str, Any], OmitFromInput, Reduced(dict, add_call)]
-    ]
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
-@signed
 class ToolStatsMiddleware(
-    ToolSteps, AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]
+    ToolHooks, AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]
 ):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call
@@ -57,7 +51,6 @@ class ToolStatsMiddleware(
     """
 
     state_schema = ToolStatsState  # type: ignore[assignment]
-    timed = True
 
     def wrap_model_call(
         self,
@@ -73,15 +66,19 @@ class ToolStatsMiddleware(
     ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
         return _started(request, await handler(request))
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any] | None:
-        """The call counted, with its latency: the time since the layer around it began."""
-        latency = time.perf_counter() - reading.started
-        message = reading.message()
-        if message is not None and message.additional_kwargs.get(MARK):
+    def tool_update(self, step: ToolStep) -> dict[str, Any] | None:
+        """The call counted, with its latency (the time its hook took)."""
+        if step.call.gate is not None:
             return None
-        ok = reading.outcome()["status"] == "success"
-        call = {"tool": reading.request.tool_call["name"], "ok": ok, "latency_s": round(latency, 6)}
-        return {"tether_tool_stats": call}
+        ok = step.result["status"] == "success"
+        latency = round(step.latency, 6)
+        return {
+            "tether_tool_stats": {
+                "tool": step.request.tool_call["name"],
+                "ok": ok,
+                "latency_s": latency,
+            }
+        }
 
 
 def _started(

@@ -1,0 +1,80 @@
+"""What one model call or one tool call tells the tether wrappers around it, in process.
+
+``create_agent`` nests the middleware's wrappers: an outer one sees only the response the
+inner ones return. What an inner tether wrapper did to the call (closed it for a last
+answer, answered it itself, ended the run, refused a tool call) is recorded here, in a
+record the outermost tether wrapper opens for the call and the inner ones share (a context
+variable: the wrappers of one call run in one context), never in the messages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+from tether.decisions import ToolResult, Usage, Verdict
+
+
+@dataclass
+class ModelCall:
+    """One model call as tether's wrappers made it."""
+
+    closing: Verdict | None = None
+    """The cap whose last answer the request asks for (no tools, the cap's note last)."""
+    answered: bool = False
+    """A tether wrapper answered in place of the model (a stop message, a write's replay):
+    the model was not called, so it spent nothing."""
+    ended: bool = False
+    """A tether wrapper ended the run with this call's reply (its status is written)."""
+    spent: Usage | None = None
+    """The run's usage after the budget's last pass in this call (an answer sent back is a
+    second pass, whose update replaces the first's)."""
+    budgeted: bool = False
+
+
+@dataclass
+class ToolCallRecord:
+    """One tool call as tether's wrappers ran it."""
+
+    call_id: str | None = None
+    """The tool call's id (a tool that runs an agent of its own opens records of its own)."""
+    gate: str | None = None
+    """``recall``, ``repeat`` or ``refuse`` when tether answered in place of the call."""
+    result: ToolResult | None = None
+    """The outcome tether wrote itself (the gate's, or a write's failure it caught)."""
+
+
+_MODEL: ContextVar[ModelCall | None] = ContextVar("tether_model_call", default=None)
+_TOOL: ContextVar[ToolCallRecord | None] = ContextVar("tether_tool_call", default=None)
+
+
+@contextmanager
+def model_call() -> Iterator[ModelCall]:
+    """The record of the model call now being made (opened by the outermost wrapper)."""
+    current = _MODEL.get()
+    if current is not None:
+        yield current
+        return
+    current = ModelCall()
+    token = _MODEL.set(current)
+    try:
+        yield current
+    finally:
+        _MODEL.reset(token)
+
+
+@contextmanager
+def tool_call(call_id: str | None) -> Iterator[ToolCallRecord]:
+    """The record of the tool call now running (opened by the outermost wrapper)."""
+    current = _TOOL.get()
+    if current is not None and current.call_id == call_id:
+        yield current
+        return
+    current = ToolCallRecord(call_id)
+    token = _TOOL.set(current)
+    try:
+        yield current
+    finally:
+        _TOOL.reset(token)
