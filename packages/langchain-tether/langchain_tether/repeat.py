@@ -105,7 +105,7 @@ class RepeatGuardMiddleware(
         super().__init__()
         self.settings = as_settings(settings)
         self._rng = random.Random()  # the jitter of a write's replay in place
-        self._claims: weakref.WeakKeyDictionary[AIMessage, set[str]] = weakref.WeakKeyDictionary()
+        self._claims: dict[int, tuple[weakref.ref[AIMessage], set[str]]] = {}
         self._lock = threading.Lock()
 
     def fresh(self, state: Any) -> dict[str, Any]:
@@ -210,10 +210,13 @@ class RepeatGuardMiddleware(
         if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
             return True
         with self._lock:
-            claimed = self._claims.setdefault(reply, set())
-            if call_id in claimed:
+            kept = self._claims.get(id(reply))
+            if kept is None or kept[0]() is not reply:
+                self._claims = {k: v for k, v in self._claims.items() if v[0]() is not None}
+                kept = self._claims[id(reply)] = (weakref.ref(reply), set())
+            if call_id in kept[1]:
                 return False
-            claimed.add(call_id)
+            kept[1].add(call_id)
             return True
 
     def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
