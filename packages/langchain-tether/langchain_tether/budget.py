@@ -9,14 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
@@ -28,11 +21,13 @@ from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, closed, plan_call
 from langchain_tether.common import TetherState, as_settings, run_view
 
-ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
+AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 
 
-class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, ResponseT]):
+class TokenBudgetMiddleware(
+    lc.AgentMiddleware[TetherState[lc.ResponseT], lc.ContextT, lc.ResponseT]
+):
     """Counts each model request (messages and tool schemas, with tether's counter) and asks
     :func:`tether.decisions.before_call` whether it fits the run's ``token_budget``,
     keeping ``max_tokens`` in reserve for a last answer when ``cap_answer`` is on. When it
@@ -59,8 +54,8 @@ class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, Re
         self.counter = counter or TiktokenCounter()
 
     def wrap_model_call(
-        self, request: ModelRequest[ContextT], handler: ModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
             plan, tokens = self._plan(request, view, call)
@@ -71,8 +66,8 @@ class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, Re
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
     async def awrap_model_call(
-        self, request: ModelRequest[ContextT], handler: AsyncModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
             plan, tokens = self._plan(request, view, call)
@@ -82,7 +77,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, Re
             response = await handler(plan.request)
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
-    def _plan(self, request: ModelRequest[Any], view: Any, call: ModelCall) -> tuple[Plan, int]:
+    def _plan(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> tuple[Plan, int]:
         """The call to make (closed for the last answer when it does not fit), or the stop
         that replaces it; the request's tokens."""
         plan = plan_call(request, view.get("tether_stop"), self.settings, call)
@@ -109,7 +104,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, Re
         view: Any = {"usage": spent, "closing": closing}
         return decisions.before_call(view, self.settings, prompt_tokens=tokens, cancelled=None)
 
-    def request_tokens(self, request: ModelRequest[Any]) -> int:
+    def request_tokens(self, request: lc.ModelRequest[Any]) -> int:
         """The request's prompt as tether counts one: each message (tool calls' arguments
         included), the system message and the tool schemas' JSON."""
         messages: list[BaseMessage] = list(request.messages)
@@ -123,7 +118,7 @@ class TokenBudgetMiddleware(AgentMiddleware[TetherState[ResponseT], ContextT, Re
         )
 
     def _usage(
-        self, view: Any, response: ModelResponse[Any], tokens: int, call: ModelCall
+        self, view: Any, response: lc.ModelResponse[Any], tokens: int, call: ModelCall
     ) -> dict[str, Any]:
         """The run's usage after the call. A reply a tether wrapper inside wrote in place of
         the model's spent nothing."""

@@ -16,14 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import (
-    AgentState,
-    ExtendedModelResponse,
-    ModelResponse,
-    OmitFromInput,
-    PrivateStateAttr,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings
@@ -58,26 +51,26 @@ def add_failures(current: dict[str, int] | None, new: Any) -> dict[str, int]:
     return counts
 
 
-class TetherState(AgentState[ResponseT]):
+class TetherState(lc.AgentState[lc.ResponseT]):
     """The fields every tether middleware keeps."""
 
-    tether_status: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_status: NotRequired[Annotated[str | None, lc.OmitFromInput, latest]]
     """Set when tether ended the run: a status of :data:`tether.STATUSES`."""
-    tether_cause: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_cause: NotRequired[Annotated[str | None, lc.OmitFromInput, latest]]
     """What ended it: a :data:`tether.StopCause`."""
-    tether_reason: NotRequired[Annotated[str | None, OmitFromInput, latest]]
+    tether_reason: NotRequired[Annotated[str | None, lc.OmitFromInput, latest]]
     """Why, in tether's words (numbers and the names of the calls involved)."""
-    tether_step: NotRequired[Annotated[int, PrivateStateAttr, latest]]
+    tether_step: NotRequired[Annotated[int, lc.PrivateStateAttr, latest]]
     """Model calls made in this run (the loop's steps)."""
-    tether_stop: NotRequired[Annotated[Verdict | None, PrivateStateAttr, first_verdict]]
+    tether_stop: NotRequired[Annotated[Verdict | None, lc.PrivateStateAttr, first_verdict]]
     """A stop decided while the tools ran, acted on at the next model call."""
-    tether_usage: NotRequired[Annotated[Usage | None, PrivateStateAttr, latest]]
+    tether_usage: NotRequired[Annotated[Usage | None, lc.PrivateStateAttr, latest]]
     """Tokens this run spent (the budget's count)."""
     tether_history: NotRequired[
-        Annotated[list[StepRecord], PrivateStateAttr, decisions.keep_window]
+        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
     ]
     """The run's last tool steps, as the stop rules and the failure note read them."""
-    tether_tool_failures: NotRequired[Annotated[dict[str, int], PrivateStateAttr, add_failures]]
+    tether_tool_failures: NotRequired[Annotated[dict[str, int], lc.PrivateStateAttr, add_failures]]
     """Failed calls of each registered tool in this run."""
 
 
@@ -188,12 +181,12 @@ def ending(verdict: Verdict, reason: str | None = None) -> dict[str, Any]:
 
 
 def responded(
-    response: ModelResponse[Any], update: dict[str, Any], call: ModelCall
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    response: lc.ModelResponse[Any], update: dict[str, Any], call: ModelCall
+) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
     """The response with a wrapper's update. When a wrapper inside ended the run (the call's
     record says so), the blank status a new run starts with is not written over it."""
     if call.ended:
         update = {k: v for k, v in update.items() if k not in ENDS}
     if not update:
         return response
-    return ExtendedModelResponse(model_response=response, command=Command(update=update))
+    return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))

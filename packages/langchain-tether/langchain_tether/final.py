@@ -9,15 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
@@ -39,17 +31,17 @@ def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any
     return dict(folded)
 
 
-class FinalAnswerCheckState(TetherState[ResponseT]):
-    tether_task: NotRequired[Annotated[str, PrivateStateAttr]]
+class FinalAnswerCheckState(TetherState[lc.ResponseT]):
+    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
     """The run's task: the user's message that started it."""
-    tether_grounds: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, fold_grounds]]
+    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
     """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
-    tether_sent_back: NotRequired[Annotated[bool, PrivateStateAttr]]
+    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
     """An answer was sent back in this run; the next is taken as written."""
 
 
 class FinalAnswerCheckMiddleware(
-    ToolHooks, AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
+    ToolHooks, lc.AgentMiddleware[FinalAnswerCheckState[lc.ResponseT], lc.ContextT, lc.ResponseT]
 ):
     """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
     When it returns a note, the note is added as a user message after the reply and the
@@ -86,7 +78,11 @@ class FinalAnswerCheckMiddleware(
         return {"tether_task": task, "tether_grounds": grounds, "tether_sent_back": False}
 
     def note(
-        self, view: Any, request: ModelRequest[Any], response: ModelResponse[Any], call: ModelCall
+        self,
+        view: Any,
+        request: lc.ModelRequest[Any],
+        response: lc.ModelResponse[Any],
+        call: ModelCall,
     ) -> str | None:
         """The note to send the reply back with, or None to take it."""
         reply = response.result[-1] if response.result else None
@@ -102,7 +98,7 @@ class FinalAnswerCheckMiddleware(
         tools = list(self._tools.values())
         return decisions.check_final(task, reply.text, grounds, tools, context=system)
 
-    def looked_first(self, view: Any, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def looked_first(self, view: Any, request: lc.ModelRequest[Any]) -> lc.ModelRequest[Any]:
         """The request, asking for a tool call (``tool_choice`` required) while nothing has
         run and the task names something a read tool can look up (``look_first``, as the
         loop's offer: :func:`tether.decisions.offer.look_first`)."""
@@ -118,9 +114,9 @@ class FinalAnswerCheckMiddleware(
 
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], lc.ModelResponse[Any]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         self._learn(request)
         with model_call() as call:
             view, update = run_view(request.state, self.fresh)
@@ -135,9 +131,9 @@ class FinalAnswerCheckMiddleware(
 
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], Awaitable[lc.ModelResponse[Any]]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         self._learn(request)
         with model_call() as call:
             view, update = run_view(request.state, self.fresh)
@@ -150,7 +146,7 @@ class FinalAnswerCheckMiddleware(
                 update["tether_sent_back"] = True
             return responded(response, update, call)
 
-    def _learn(self, request: ModelRequest[Any]) -> None:
+    def _learn(self, request: lc.ModelRequest[Any]) -> None:
         for tool in request.tools:
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
                 self._tools[tool.name] = tool
@@ -171,8 +167,8 @@ class FinalAnswerCheckMiddleware(
 
 
 def _sent_back(
-    request: ModelRequest[Any], response: ModelResponse[Any], note: str
-) -> tuple[ModelRequest[Any], HumanMessage]:
+    request: lc.ModelRequest[Any], response: lc.ModelResponse[Any], note: str
+) -> tuple[lc.ModelRequest[Any], HumanMessage]:
     """The request that asks again: the answer, then the note (kept in the conversation,
     since the model answers it)."""
     reply = response.result[-1]
@@ -182,9 +178,9 @@ def _sent_back(
 
 
 def _joined(
-    first: ModelResponse[Any], sent: HumanMessage, again: ModelResponse[Any]
-) -> ModelResponse[Any]:
+    first: lc.ModelResponse[Any], sent: HumanMessage, again: lc.ModelResponse[Any]
+) -> lc.ModelResponse[Any]:
     """Both answers and the note between them, as the step's messages."""
-    return ModelResponse(
+    return lc.ModelResponse(
         result=[*first.result, sent, *again.result], structured_response=again.structured_response
     )

@@ -13,19 +13,10 @@ import json
 import random
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
@@ -43,19 +34,17 @@ from tether.decisions import (
 from tether.llm import call_fingerprint
 from tether.tools import error_envelope, has_side_effects
 
-from langchain_tether.calls import ModelCall, ToolCallRecord, model_call
-from langchain_tether.closing import Plan, plan_call, replay_call
+from langchain_tether.calls import ModelCall, ToolCallRecord
+from langchain_tether.closing import Plan, replay_call
 from langchain_tether.common import (
     TetherState,
-    as_settings,
-    counted,
     ending,
     latest,
-    run_view,
     step_of,
     stop_after,
 )
-from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
+from langchain_tether.steps import StepsMiddleware
+from langchain_tether.tooling import ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"
 """Why a call is refused when the same reply made it earlier."""
@@ -67,20 +56,18 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class RepeatGuardState(TetherState[ResponseT]):
+class RepeatGuardState(TetherState[lc.ResponseT]):
     tether_calls: NotRequired[
-        Annotated[dict[str, CallRecord], PrivateStateAttr, decisions.record_calls]
+        Annotated[dict[str, CallRecord], lc.PrivateStateAttr, decisions.record_calls]
     ]
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
-    tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
+    tether_unresolved: NotRequired[Annotated[Proposal | None, lc.PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
-    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr]]
+    tether_resolving: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
     """The run replayed that write itself, before an answer (once per run)."""
 
 
-class RepeatGuardMiddleware(
-    ToolHooks, AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]
-):
+class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
     """Asks :func:`tether.decisions.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.call_fingerprint`): a call that succeeded before is
     answered with the recall note (what it returned, as plain tokens only), a call that
@@ -102,8 +89,7 @@ class RepeatGuardMiddleware(
     state_schema = RepeatGuardState  # type: ignore[assignment]
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
-        super().__init__()
-        self.settings = as_settings(settings)
+        super().__init__(settings)
         self._rng = random.Random()  # the jitter of a write's replay in place
         self._claims: dict[int, tuple[weakref.ref[AIMessage], set[str]]] = {}
         self._lock = threading.Lock()
@@ -117,45 +103,22 @@ class RepeatGuardMiddleware(
             "tether_resolving": False,
         }
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = plan_call(request, view.get("tether_stop"), self.settings, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            response, update = self._settled(plan, view, handler(plan.request), update, call)
-            return _ends(plan.finish(response, update), update, call)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = plan_call(request, view.get("tether_stop"), self.settings, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            response = await handler(plan.request)
-            response, update = self._settled(plan, view, response, update, call)
-            return _ends(plan.finish(response, update), update, call)
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        response, update = self._settled(plan, view, response, update, plan.call)
+        finished = plan.finish(response, update)
+        plan.call.ended = plan.call.ended or update.get("tether_status") is not None
+        return finished
 
     def _settled(
         self,
         plan: Plan,
         view: Any,
-        response: ModelResponse[Any],
+        response: lc.ModelResponse[Any],
         update: dict[str, Any],
         call: ModelCall,
-    ) -> tuple[ModelResponse[Any], dict[str, Any]]:
+    ) -> tuple[lc.ModelResponse[Any], dict[str, Any]]:
         """An answer while a write's outcome is unknown: the write is replayed first, with
         the same arguments (:func:`tether.decisions.must_resolve_first`), as a tool call
         added after the answer, and the model answers again once it is settled; if the
@@ -176,7 +139,7 @@ class RepeatGuardMiddleware(
             verdict = decisions.settled_verdict(answered, unresolved)
             reason = verdict["reason"] + decisions.unknown_outcome_note(unresolved)
             update = {**update, **ending(verdict, reason)}
-        kept = ModelResponse(result=result, structured_response=response.structured_response)
+        kept = lc.ModelResponse(result=result, structured_response=response.structured_response)
         return kept, update
 
     # --- before the call: the gate --------------------------------------------------------
@@ -290,12 +253,6 @@ class RepeatGuardMiddleware(
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
-
-
-def _ends(response: Any, update: dict[str, Any], call: ModelCall) -> Any:
-    """The response, the call's record saying whether this wrapper ended the run."""
-    call.ended = call.ended or update.get("tether_status") is not None
-    return response
 
 
 def _writes(request: ToolCallRequest) -> bool:

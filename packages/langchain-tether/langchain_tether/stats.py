@@ -5,16 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    AgentState,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    OmitFromInput,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langgraph.types import Command, Overwrite
 from tether import ToolStats
 
@@ -32,14 +23,14 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     return stats
 
 
-class ToolStatsState(AgentState[ResponseT]):
-    tether_tool_stats: NotRequired[Annotated[dict[str, Any], OmitFromInput, add_call]]
+class ToolStatsState(lc.AgentState[lc.ResponseT]):
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
 class ToolStatsMiddleware(
-    ToolHooks, AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]
+    ToolHooks, lc.AgentMiddleware[ToolStatsState[lc.ResponseT], lc.ContextT, lc.ResponseT]
 ):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call
@@ -54,16 +45,16 @@ class ToolStatsMiddleware(
 
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], lc.ModelResponse[Any]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         return _started(request, handler(request))
 
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], Awaitable[lc.ModelResponse[Any]]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         return _started(request, await handler(request))
 
     def tool_update(self, step: ToolStep) -> dict[str, Any] | None:
@@ -82,11 +73,11 @@ class ToolStatsMiddleware(
 
 
 def _started(
-    request: ModelRequest[Any], response: ModelResponse[Any]
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    request: lc.ModelRequest[Any], response: lc.ModelResponse[Any]
+) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
     """At a run's first model call, the stats start afresh."""
     if not starts_run(request.state):
         return response
-    return ExtendedModelResponse(
+    return lc.ExtendedModelResponse(
         model_response=response, command=Command(update={"tether_tool_stats": Overwrite({})})
     )

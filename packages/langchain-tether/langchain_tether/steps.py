@@ -12,15 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import HumanMessage
 from tether import AgentSettings
 from tether.decisions import FAILURE_KINDS, StepRecord
@@ -40,15 +32,15 @@ from langchain_tether.common import (
 )
 from langchain_tether.tooling import ToolHooks, ToolStep
 
-ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
+AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
 
 def with_note(
-    request: ModelRequest[Any], text: str, name: str, call: ModelCall
-) -> ModelRequest[Any]:
+    request: lc.ModelRequest[Any], text: str, name: str, call: ModelCall
+) -> lc.ModelRequest[Any]:
     """The request with tether's note as a user message at the end (before the cap's note,
     when the call is closed for the last answer). The state does not keep it: like the
     loop's notes, it is for this call only."""
@@ -58,7 +50,7 @@ def with_note(
     return request.override(messages=[*messages[:at], note, *messages[at:]])
 
 
-class StepsMiddleware(ToolHooks, AgentMiddleware[Any, ContextT, ResponseT]):
+class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]):
     """A middleware that records each tool step of the run and acts before each model call."""
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
@@ -69,13 +61,20 @@ class StepsMiddleware(ToolHooks, AgentMiddleware[Any, ContextT, ResponseT]):
         """This middleware's fields as a run starts."""
         return {}
 
-    def prepared(self, request: ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call as this middleware sends it on (``view``: the run's state)."""
-        return Plan(request, call)
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+        """The call as this middleware sends it on (``view``: the run's state): closed, or
+        replaced, on a stop the tools left pending."""
+        return plan_call(request, view.get("tether_stop"), self.settings, call)
+
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """The model's response as this middleware returns it, with its update."""
+        return plan.finish(response, update)
 
     def wrap_model_call(
-        self, request: ModelRequest[ContextT], handler: ModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         with model_call() as call:
             view, update = run_view(request.state, self.fresh)
             plan = self.prepared(request, view, call)
@@ -83,11 +82,11 @@ class StepsMiddleware(ToolHooks, AgentMiddleware[Any, ContextT, ResponseT]):
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
-            return plan.finish(handler(plan.request), update)
+            return self.finished(plan, view, handler(plan.request), update)
 
     async def awrap_model_call(
-        self, request: ModelRequest[ContextT], handler: AsyncModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         with model_call() as call:
             view, update = run_view(request.state, self.fresh)
             plan = self.prepared(request, view, call)
@@ -95,10 +94,10 @@ class StepsMiddleware(ToolHooks, AgentMiddleware[Any, ContextT, ResponseT]):
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
-            return plan.finish(await handler(plan.request), update)
+            return self.finished(plan, view, await handler(plan.request), update)
 
 
-class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
+class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
     """Records the run's tool steps and, before each model call, asks the loop's stop rules
     (:func:`tether.decisions.first_stop`, on :class:`tether.decisions.StopFacts` built from
     the run's private fields): the circuit breaker, the token budget spent, the step cap,
@@ -120,7 +119,7 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
     def fresh(self, state: Any) -> dict[str, Any]:
         return {"tether_history": [], "tether_tool_failures": {}}
 
-    def prepared(self, request: ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
         """The call with the failures' note; at a stop (or one the tools left pending), the
         last answer's call, or none."""
         facts = facts_of(view)
@@ -142,14 +141,14 @@ class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
         return update
 
 
-class CalmTemperatureState(TetherState[ResponseT]):
+class CalmTemperatureState(TetherState[lc.ResponseT]):
     tether_calm_history: NotRequired[
-        Annotated[list[StepRecord], PrivateStateAttr, decisions.keep_window]
+        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
     ]
     """The run's last tool steps, as many as the calm setting needs."""
 
 
-class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
+class CalmTemperatureMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
     """Sets each model call's temperature from :func:`tether.decisions.temperature_for`:
     ``temperature``, then ``calm_temperature`` once ``calm_after_successes`` tool steps in
     a row succeeded (explore less once the run is going well). The request's
@@ -164,7 +163,7 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
     def fresh(self, state: Any) -> dict[str, Any]:
         return {"tether_calm_history": []}
 
-    def prepared(self, request: ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
         steps = by_step(list(view.get("tether_calm_history") or []))
         temperature = decisions.temperature_for(
             streak(steps, frozenset({"success"})), self.settings
