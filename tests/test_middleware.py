@@ -182,7 +182,7 @@ def test_each_run_on_a_thread_starts_afresh() -> None:
     config: Any = {"configurable": {"thread_id": "t"}}
     first = agent.invoke(ask(), config)
     second = agent.invoke(ask("Check ORD-2024-001 again"), config)
-    assert first["tether_status"] == "no_progress" and second["tether_status"] is None
+    assert first["tether_status"] == "no_progress" and second["tether_status"] == "completed"
     assert runs["lookup_order"] == 2
     stops_said = [m for m in second["messages"] if m.text.startswith("The run ended")]
     assert len(stops_said) == 1  # the first run's stop message is kept as it was
@@ -350,7 +350,7 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     note = out["messages"][2]
     assert isinstance(note, HumanMessage) and "call lookup_order" in note.text
     assert out["messages"][-1].text == "It has shipped, I am sure."  # taken as written
-    assert out.get("tether_status") is None
+    assert out.get("tether_status") == "completed"
 
 
 def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
@@ -435,7 +435,7 @@ def test_with_human_in_the_loop_one_payload_and_a_write_never_runs_twice() -> No
         out = agent.invoke(approve, config)
     assert runs["pay_order"] == 1  # approved twice, paid once: the repeat was recalled
     assert "already called" in out["messages"][-2].text
-    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") is None
+    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") == "completed"
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
@@ -458,7 +458,7 @@ def test_with_human_in_the_loop_tethers_replay_is_put_to_the_operator(decision: 
         answer["message"] = "Do not pay again."
     out = agent.invoke(Command(resume={"decisions": [answer]}), config)
     if decision == "approve":
-        assert runs["pay_order"] == 2 and out.get("tether_status") is None
+        assert runs["pay_order"] == 2 and out.get("tether_status") == "completed"
         assert out["messages"][-1].text == "Paid: PAY-1."
     else:
         assert runs["pay_order"] == 1 and out["tether_status"] == "failed"
@@ -535,7 +535,7 @@ def test_with_human_in_the_loop_a_write_replayed_in_place_is_approved_once() -> 
     assert len(out["__interrupt__"]) == 1
     out = agent.invoke(Command(resume={"decisions": [{"type": "approve"}]}), config)
     assert "__interrupt__" not in out and runs["pay_order"] == 2
-    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") is None
+    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") == "completed"
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -549,7 +549,7 @@ def test_an_answer_before_a_write_is_settled_waits_for_its_replay(mode: str) -> 
         "order_id": "ORD-TIMEOUT"
     }
     assert "PAY-1" in out["messages"][5].text and len(model.calls) == 3
-    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") is None
+    assert out["messages"][-1].text == "Paid: PAY-1." and out.get("tether_status") == "completed"
 
 
 def test_a_replay_that_leaves_the_outcome_unknown_fails_the_run() -> None:
@@ -579,7 +579,7 @@ def test_a_stop_comes_after_a_write_of_unknown_outcome_is_replayed(mode: str, or
     assert isinstance(replay, AIMessage) and str(replay.id).startswith("tether-note-replay-")
     assert replay.tool_calls[0]["args"] == {"order_id": order} and runs["pay_order"] == 2
     if order == "ORD-TIMEOUT":
-        assert out.get("tether_status") is None and answer_of(out) == "Paid: PAY-1."
+        assert out.get("tether_status") == "completed" and answer_of(out) == "Paid: PAY-1."
         assert "tools" in model.calls[-1].kwargs
         return
     assert out["tether_status"] == "failed" and answer_of(out) is None
@@ -620,7 +620,7 @@ def test_the_same_call_twice_in_one_reply_runs_once(mode: str) -> None:
     assert "was already called in this step" in answers["twin-2"].text
     assert answers["twin-2"].status == "error"
     assert out["tether_tool_stats"]["pay_order"]["usage_count"] == 1
-    assert answer_of(out) == "Paid: PAY-1." and out.get("tether_status") is None
+    assert answer_of(out) == "Paid: PAY-1." and out.get("tether_status") == "completed"
 
 
 def test_the_same_tool_with_other_arguments_in_one_reply_runs_each() -> None:
@@ -700,7 +700,7 @@ def test_a_tool_that_answers_with_a_list_is_read_as_its_message(mode: str, shape
     assert "order_id=ORD-2024-001, status=paid" in out["messages"][4].text
     stats = out["tether_tool_stats"]["listed_order"]
     assert stats["usage_count"] == stats["success_count"] == 1
-    assert answer_of(out) == "ORD-2024-001 is paid." and out["tether_status"] is None
+    assert answer_of(out) == "ORD-2024-001 is paid." and out["tether_status"] == "completed"
 
 
 @pytest.mark.parametrize("shape", ["message", "command"])
@@ -753,7 +753,7 @@ def test_a_run_killed_after_its_payment_resumes_in_a_new_process_and_pays_once(
     out = json.loads(resumed.stdout.strip().splitlines()[-1])
     first, again = out["payments"]
     assert "succeeded" in first and "already called with these exact arguments" in again
-    assert out["last"] == "ORD-2024-001 is paid: 2328.02." and out["status"] is None
+    assert out["last"] == "ORD-2024-001 is paid: 2328.02." and out["status"] == "completed"
     world = World.create(world_dir)
     try:
         charges = [p for p in world.payments() if p["order_id"] == "ORD-2024-001"]

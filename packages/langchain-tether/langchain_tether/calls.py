@@ -21,29 +21,20 @@ from tether.decisions import ToolResult, Usage, Verdict
 class ModelCall:
     """One model call as tether's wrappers made it."""
 
-    closing: Verdict | None = None
-    """The cap whose last answer the request asks for (no tools, the cap's note last)."""
-    answered: bool = False
-    """A tether wrapper answered in place of the model (a stop message, a write's replay):
-    the model was not called, so it spent nothing."""
-    ended: bool = False
-    """A tether wrapper ended the run with this call's reply (its status is written)."""
-    spent: Usage | None = None
-    """The run's usage after the budget's last pass in this call (an answer sent back is a
-    second pass, whose update replaces the first's)."""
-    budgeted: bool = False
+    closing: Verdict | None = None  # the cap whose last answer the request asks for
+    answered: bool = False  # a tether wrapper answered in place of the model: nothing spent
+    ended: bool = False  # a tether wrapper ended the run with this call's reply
+    spent: Usage | None = None  # the usage after the budget's last pass (an answer sent back
+    budgeted: bool = False  # is a second pass, whose update replaces the first's)
 
 
 @dataclass
 class ToolCallRecord:
     """One tool call as tether's wrappers ran it."""
 
-    call_id: str | None = None
-    """The tool call's id (a tool that runs an agent of its own opens records of its own)."""
-    gate: str | None = None
-    """``recall``, ``repeat`` or ``refuse`` when tether answered in place of the call."""
-    result: ToolResult | None = None
-    """The outcome tether wrote itself (the gate's, or a write's failure it caught)."""
+    call_id: str | None = None  # a tool that runs an agent of its own opens records of its own
+    gate: str | None = None  # recall, repeat or refuse: tether answered in place of the call
+    result: ToolResult | None = None  # the outcome tether wrote (the gate's, a write's failure)
 
 
 _MODEL: ContextVar[ModelCall | None] = ContextVar("tether_model_call", default=None)

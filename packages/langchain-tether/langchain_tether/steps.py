@@ -13,7 +13,8 @@ from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
-from langchain_core.messages import HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.types import Command
 from tether import AgentSettings
 from tether.decisions import FAILURE_KINDS, StepRecord
 
@@ -25,8 +26,10 @@ from langchain_tether.common import (
     as_settings,
     by_step,
     counted,
+    ending,
     facts_of,
     run_view,
+    step_of,
     stop_after,
     streak,
 )
@@ -129,6 +132,28 @@ class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
         return plan
+
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """The response; when it is the run's answer (a reply with no tool call that no
+        wrapper inside closed or ended the run with), the run ends as the stop rules say
+        after a final step (``answer``)."""
+        reply = response.result[-1] if response.result else None
+        call = plan.call
+        answer = isinstance(reply, AIMessage) and not reply.tool_calls
+        if answer and plan.closing is None and not call.ended and call.closing is None:
+            final: Any = {"kind": "final", "thought": "", "answer": getattr(reply, "text", "")}
+            record = decisions.classify(step_of(view) + 1, final, None, None, self.settings)
+            after = {**view, "tether_step": step_of(view) + 1}
+            verdict = stop_after(after, self.settings, also=[record])
+            if verdict is not None:
+                update = {**update, **ending(verdict)}
+                call.ended = True
+                return lc.ExtendedModelResponse(
+                    model_response=response, command=Command(update=update)
+                )
+        return plan.finish(response, update)
 
     def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's step record, appended to the run's history; a failed call of a
