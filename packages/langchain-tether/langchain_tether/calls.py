@@ -1,11 +1,8 @@
-"""What one model call or one tool call tells the tether wrappers around it, in process.
-
-``create_agent`` nests the middleware's wrappers: an outer one sees only the response the
-inner ones return. What an inner tether wrapper did to the call (closed it for a last
-answer, answered it itself, ended the run, refused a tool call) is recorded here, in a
-record the outermost tether wrapper opens for the call and the inner ones share (a context
-variable: the wrappers of one call run in one context), never in the messages.
-"""
+"""What one model or tool call tells the tether wrappers around it, in process: an outer
+wrapper sees only the response the inner ones return, so what an inner one did (closed the
+call for a last answer, answered in place of the model, ended the run, refused a tool call)
+is kept in a record the outermost opens and the inner ones share (a context variable: the
+wrappers of one call run in one context), never in the messages."""
 
 from __future__ import annotations
 
@@ -14,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from tether.decisions import ToolResult, Usage, Verdict
+from tether.decisions import Proposal, StepRecord, ToolResult, Usage, Verdict
 
 
 @dataclass
@@ -35,6 +32,8 @@ class ToolCallRecord:
     call_id: str | None = None  # a tool that runs an agent of its own opens records of its own
     gate: str | None = None  # recall, repeat or refuse: tether answered in place of the call
     result: ToolResult | None = None  # the outcome tether wrote (the gate's, a write's failure)
+    proposal: Proposal | None = None  # the call as the decisions see it, read once
+    record: tuple[object, object, StepRecord] | None = None  # the record, for one reading
 
 
 _MODEL: ContextVar[ModelCall | None] = ContextVar("tether_model_call", default=None)

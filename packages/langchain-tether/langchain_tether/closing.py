@@ -1,17 +1,10 @@
-"""Acting on a stop before a model call, inside the call's wrapper (no graph node of its own).
-
-A stop that allows a last answer (a cap, with ``cap_answer``) closes the request: one more
-model call with no tools and the cap's note (:func:`tether.decisions.cap_note`) asking for
-the best answer from what is known, after which the run ends with the cap's status. Any
-other stop replaces the call: the model is not called, and tether's stop message ends the
-run (a reply with no tool calls, so the agent ends as it does on an answer).
-
-The outermost tether wrapper that finds a stop acts on it; the wrappers inside see the call
-closed (its record, :class:`langchain_tether.calls.ModelCall`) or are never called. A stop
-while a write's outcome is unknown (the repeat guard's record) comes after the write is
-replayed with the same arguments, once, in place of the call, as in the loop; a stop that
-still leaves it unknown says so in its reason, and takes no answer at a cap.
-"""
+"""Acting on a stop before a model call, inside the call's wrapper. A cap (with
+``cap_answer``) closes the request: one more call with no tools and the cap's note
+(:func:`tether.decisions.cap_note`), then the run ends with the cap's status. Any other stop
+replaces the call with tether's stop message (a reply with no tool calls, so the agent ends
+as on an answer). The outermost tether wrapper that finds a stop acts on it. While a write's
+outcome is unknown, it is replayed with the same arguments first, once, as in the loop; a
+stop that still leaves it unknown says so, and takes no answer at a cap."""
 
 from __future__ import annotations
 

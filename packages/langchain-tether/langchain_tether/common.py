@@ -1,14 +1,8 @@
-"""What tether's middleware share: the state they keep, how a run starts and how its step is
-read, the facts the stop rules read, and what one call tells the wrappers around it.
-
-Every field is kept by a checkpoint, so a run resumed after an interrupt (or restarted after
-a crash) still has it. A run's fields are reset lazily: the first model call of a new run
-(:func:`starts_run`) reads them as blank and writes them blank, so no hook adds a graph node
-of its own. ``tether_status``, ``tether_cause`` and ``tether_reason`` are in the agent's
-output; every other field is private (in neither its input nor its output schema). Control
-facts live in these fields and in the per-call records of :mod:`langchain_tether.calls`:
-never in a message's id, name, metadata or text, which a model server or a tool may set.
-"""
+"""What tether's middleware share: the state they keep (checkpointed, so a resumed run still
+has it), how a run starts (lazily: a run's first model call reads the fields blank and
+writes them blank, so no hook adds a graph node), the stop rules' facts, and a run's end.
+Control facts live in these private fields and in :mod:`langchain_tether.calls`, never in
+a message's id, name, metadata or text, which a model server or a tool may set."""
 
 from __future__ import annotations
 
@@ -116,10 +110,6 @@ def step_of(state: Any) -> int:
 def counted(view: Any) -> dict[str, Any]:
     """The update that counts a model call (every middleware writes the same number)."""
     return {"tether_step": step_of(view) + 1}
-
-
-def as_settings(settings: AgentSettings | None) -> AgentSettings:
-    return settings if settings is not None else AgentSettings()
 
 
 # --- the stop rules' facts --------------------------------------------------------------------

@@ -17,7 +17,7 @@ from tether import AgentSettings
 from tether.decisions.grounding import heard
 
 from langchain_tether.calls import ModelCall, model_call
-from langchain_tether.common import NOTE_ID, TetherState, as_settings, responded, run_view
+from langchain_tether.common import NOTE_ID, TetherState, responded, run_view
 from langchain_tether.tooling import ToolHooks, ToolStep
 
 
@@ -65,7 +65,7 @@ class FinalAnswerCheckMiddleware(
         self, settings: AgentSettings | None = None, *, tools: Sequence[BaseTool] | None = None
     ) -> None:
         super().__init__()
-        self.settings = as_settings(settings)
+        self.settings = settings or AgentSettings()
         self._tools: dict[str, BaseTool] = {tool.name: tool for tool in tools or ()}
 
     def fresh(self, state: Any) -> dict[str, Any]:

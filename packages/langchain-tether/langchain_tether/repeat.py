@@ -144,14 +144,14 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
 
     # --- before the call: the gate --------------------------------------------------------
 
-    def decide(self, request: ToolCallRequest) -> GateDecision:
+    def decide(self, request: ToolCallRequest, call: ToolCallRecord) -> GateDecision:
         """The gate's decision on the call. Approval is the business of LangChain's
         HumanInTheLoopMiddleware, so ``approve`` runs; a write that already succeeded is
         answered from its record whatever the settings; a call the same reply made earlier,
         tool and arguments alike, is refused (it runs once, as one call a step in the loop),
         and so is a call whose id the reply gave another call too, but for the first to
         claim it."""
-        view, proposal = _view(request.state), proposal_of(request)
+        view, proposal = _view(request.state), proposal_of(request, call)
         if _earlier_twin(request, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
         if not self._claimed(request):
@@ -184,10 +184,10 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
 
     def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
         """The answer to a call that is not run, with its state update; None to run it."""
-        decided = self.decide(request)
+        decided = self.decide(request, call)
         if decided.gate == "run":
             return None
-        proposal = proposal_of(request)
+        proposal = proposal_of(request, call)
         call.gate, call.result = decided.gate, gate_result(decided.gate)
         if decided.gate == "refuse":
             why = decided.reason or "failed on its last two runs"
@@ -244,7 +244,7 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
             return {}
         request = step.request
         record = step.record(self.settings)
-        view, proposal = _view(request.state), proposal_of(request)
+        view, proposal = _view(request.state), proposal_of(request, step.call)
         events = _events(record, step.result)
         if _writes(request) and record["kind"] == "success":  # what was read may have changed
             events = decisions.stale_records(view["calls"], but=events[0]["key"]) + events

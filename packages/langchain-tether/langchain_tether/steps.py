@@ -23,7 +23,6 @@ from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
     TetherState,
-    as_settings,
     by_step,
     counted,
     ending,
@@ -58,7 +57,7 @@ class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.Respons
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
         super().__init__()
-        self.settings = as_settings(settings)
+        self.settings = settings or AgentSettings()
 
     def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts."""

@@ -1,14 +1,8 @@
-"""A tool call as tether's middleware read it: the call as the loop's decisions see it, the
-answer's ToolMessage, its outcome and step record, and the hook every middleware with a tool
-step uses (an answer in place of the call, a replay after an exception, the update it
-writes beside the answer).
-
-A call's outcome comes from what no model or tool text can forge: the ToolMessage's
-``status`` (an error when the tool raised or reported one), the outcome tether wrote itself
-(its per-call record), and for a tether tool the :class:`tether.tools.ToolOutput` it
-returned as the message's artifact. A tool's text is read for what it holds only (the
-final-answer check's grounds), never for whether the call failed.
-"""
+"""A tool call as tether's middleware read it (its proposal, ToolMessage, outcome and step
+record) and the tool hook every middleware with a tool step uses. A call's outcome comes
+from what no model or tool text can forge: the ToolMessage's ``status``, the outcome tether
+wrote itself (its per-call record), a tether tool's ``ToolOutput`` artifact. A tool's text
+is data only (the final-answer check's grounds), never whether the call failed."""
 
 from __future__ import annotations
 
@@ -40,9 +34,13 @@ ToolHandler = Callable[[ToolCallRequest], ToolResponse]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
 
 
-def proposal_of(request: ToolCallRequest) -> Proposal:
+def proposal_of(request: ToolCallRequest, record: ToolCallRecord | None = None) -> Proposal:
     """The call as the loop's decisions see it: tool, arguments and fingerprint, and whether
-    the tool is registered (a failure's record names its tool only then)."""
+    the tool is registered (a failure's record names its tool only then); read once for the
+    tether wrappers of one call (``record``): the fingerprint is most of a call's reading."""
+    if record is not None:
+        record.proposal = record.proposal or proposal_of(request)
+        return {**record.proposal}
     call, tool = request.tool_call, request.tool
     name, arguments = call["name"], dict(call.get("args") or {})
     return {
@@ -102,11 +100,11 @@ def gate_result(gate: str) -> ToolResult:
 
 
 def step_record(
-    request: ToolCallRequest, result: ToolResult, settings: AgentSettings
+    request: ToolCallRequest, result: ToolResult, settings: AgentSettings, call: ToolCallRecord
 ) -> StepRecord:
     """The step the call makes, as :func:`tether.decisions.classify` judges it (a call tether
     answered itself is the gate's recall, repeat or refusal)."""
-    proposal = proposal_of(request)
+    proposal = proposal_of(request, call)
     kind = result["meta"].get("error_type")
     if result["meta"].get("origin") == LOOP_ORIGIN and kind in ("recall", "repeat"):
         proposal["gate"] = kind
@@ -145,7 +143,12 @@ class ToolStep:
         self.result = tool_result(self.message, request.tool, call)
 
     def record(self, settings: AgentSettings) -> StepRecord:
-        return step_record(self.request, self.result, settings)
+        """The step record (read once for the call's wrappers that see the same outcome)."""
+        kept = self.call.record
+        if kept is None or kept[0] is not self.message or kept[1] is not settings:
+            record = step_record(self.request, self.result, settings, self.call)
+            kept = self.call.record = (self.message, settings, record)
+        return {**kept[2]}
 
 
 class ToolHooks:
