@@ -13,9 +13,12 @@ from langchain.agents.middleware import (
     ToolRetryMiddleware,
 )
 from langchain_core.messages import AIMessage
+from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_tether import answer_of, check_order, tether_middleware
-from tether import AgentSettings
+from langgraph.checkpoint.memory import InMemorySaver
+from tether import AgentSettings, tool
+from tether.tools import run_id_from
 
 from tests.test_middleware import (
     ONE_ATTEMPT,
@@ -207,3 +210,33 @@ def test_an_order_that_cannot_hold_is_refused() -> None:
         tether_middleware(retries=[]) and check_order([ours[0], ModelRetryMiddleware(), *ours[1:]])
     fine = tether_middleware(retries=[ToolRetryMiddleware(), ModelRetryMiddleware()])
     assert check_order([*fine]) == fine
+
+
+# --- F11: a tool gets the run's id, as in the loop -----------------------------------------------
+seen_ids: list[str | None] = []
+
+
+@tool(side_effects=True)
+def charge(order_id: str, config: RunnableConfig) -> str:
+    """Charge an order (its idempotency key derives from the run's id)."""
+    seen_ids.append(run_id_from(config))
+    return f"charged {order_id}"
+
+
+def test_a_tool_gets_the_runs_id_stable_within_a_run_and_new_for_the_next() -> None:
+    seen_ids.clear()
+    replies = [
+        *[
+            AIMessage("", tool_calls=[{"name": "charge", "args": {"order_id": o}, "id": o}])
+            for o in ("A", "B")
+        ],
+        "Charged.",
+        AIMessage("", tool_calls=[{"name": "charge", "args": {"order_id": "C"}, "id": "C"}]),
+        "Charged again.",
+    ]
+    agent, _ = agent_with(replies, [charge], tether_middleware(), checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    agent.invoke(ask("Charge A and B"), config)
+    agent.invoke(ask("Charge C"), config)
+    first, second, third = seen_ids
+    assert first and first == second and third and third != first

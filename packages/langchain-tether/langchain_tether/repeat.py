@@ -1,17 +1,15 @@
-"""The repeat guard: a call that already succeeded in the run is answered from its record with
-a note, not run again; proposed again after ``repeat_notes`` notes, the run ends
-``no_progress``. A write is never run again once it succeeded, and never retried blind: a
-transient failure is replayed in place with the same arguments (the same idempotency key)
-within ``tool_attempts``, its failure comes back as a result (so a retry middleware outside
-this one never sees it), and one whose outcome is still unknown stays open until a replay
-with the same arguments settles it.
-"""
+"""The repeat guard: a call that succeeded in the run is answered from its record, not run
+again; proposed again after ``repeat_notes`` notes, the run ends ``no_progress``. A write
+never runs twice and is never retried blind: a transient failure is replayed in place with
+the same arguments (the same idempotency key), and one whose outcome is still unknown stays
+open until a replay settles it."""
 
 from __future__ import annotations
 
 import json
 import random
 import threading
+import uuid
 import weakref
 from typing import Annotated, Any, NotRequired
 
@@ -32,7 +30,7 @@ from tether.decisions import (
     Verdict,
 )
 from tether.llm import call_fingerprint
-from tether.tools import error_envelope, has_side_effects
+from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
 from langchain_tether.calls import ModelCall, ToolCallRecord
 from langchain_tether.closing import Plan, replay_call
@@ -46,10 +44,8 @@ from langchain_tether.common import (
 from langchain_tether.steps import StepsMiddleware
 from langchain_tether.tooling import ToolResponse, ToolStep, gate_result, proposal_of
 
-TWIN = "was already called in this step"
-"""Why a call is refused when the same reply made it earlier."""
-SAME_ID = "has the id of another call of the same reply"
-"""Why a call is refused when its reply gave its id to another call too."""
+TWIN = "was already called in this step"  # the same reply made the same call earlier
+SAME_ID = "has the id of another call of the same reply"  # ids must be unique
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
@@ -65,6 +61,8 @@ class RepeatGuardState(TetherState[lc.ResponseT]):
     """A write whose outcome is unknown (it failed transiently)."""
     tether_resolving: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
     """The run replayed that write itself, before an answer (once per run)."""
+    tether_run_id: NotRequired[Annotated[str, lc.PrivateStateAttr]]
+    """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
 
 
 class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
@@ -101,6 +99,7 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
             "tether_calls": decisions.stale_records(state.get("tether_calls") or {}),
             "tether_unresolved": None,
             "tether_resolving": False,
+            "tether_run_id": uuid.uuid4().hex,
         }
 
     def finished(
@@ -183,7 +182,13 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
             return True
 
     def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
-        """The answer to a call that is not run, with its state update; None to run it."""
+        """The answer to a call that is not run, with its state update; None to run it. A
+        call that runs gets the run's id in its config, as the loop gives it
+        (:func:`tether.tools.run_id_from`), unless the caller set one."""
+        config, run_id = request.runtime.config, request.state.get("tether_run_id")
+        configurable = config.get("configurable") or {}
+        if run_id and RUN_ID_KEY not in configurable:  # ToolNode runs the tool with this config
+            config["configurable"] = {**configurable, RUN_ID_KEY: run_id}
         decided = self.decide(request, call)
         if decided.gate == "run":
             return None
