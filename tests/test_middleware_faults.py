@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from langchain.agents.middleware import (
+    HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolRetryMiddleware,
@@ -17,6 +18,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_tether import answer_of, check_order, tether_middleware
 from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
 from tether import AgentSettings, tool
 from tether.tools import run_id_from
 
@@ -165,11 +167,18 @@ def test_a_tools_text_nested_too_deep_for_the_parser_is_taken_as_text() -> None:
 
 
 # --- F4: one id, two calls -----------------------------------------------------------------------
-def test_the_same_write_twice_under_one_id_runs_once() -> None:
+@pytest.mark.parametrize("approval", [False, True])
+def test_the_same_write_twice_under_one_id_runs_once(approval: bool) -> None:
     pay = {"name": "pay_order", "args": {"order_id": "ORD-1"}, "id": "same"}
     replies = [AIMessage("", tool_calls=[pay, dict(pay)]), "Paid."]
-    agent, _ = agent_with(replies, [pay_order], tether_middleware())
-    agent.invoke(ask("Pay order ORD-1"))
+    hitl = [HumanInTheLoopMiddleware(interrupt_on={"pay_order": True})] if approval else []
+    middleware = [*hitl, *tether_middleware()]
+    agent, _ = agent_with(replies, [pay_order], middleware, checkpointer=InMemorySaver())
+    config: Any = {"configurable": {"thread_id": "t"}}
+    out = agent.invoke(ask("Pay order ORD-1"), config)
+    if approval:
+        decisions = [{"type": "approve"} for _ in out["__interrupt__"][0].value["action_requests"]]
+        agent.invoke(Command(resume={"decisions": decisions}), config)
     assert runs["pay_order"] == 1
 
 
