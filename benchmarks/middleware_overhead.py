@@ -1,12 +1,14 @@
 """CPU per step of LangChain's ``create_agent`` with tether's middleware, side by side with
-plain ``create_agent``, in one process, on a scripted tool-calling model (no server).
+``create_agent`` and the stock LangChain middleware a careful user adds for the same job
+(ModelCallLimit, ToolCallLimit, ModelRetry, ToolRetry, HumanInTheLoop), and with plain
+``create_agent`` for reference, in one process, on a scripted tool-calling model (no server).
 
 Each run is STEPS model calls: tool calls of three trivial tools, then an answer the
 final-answer check takes, every reply with fixed usage (so the budget counts the requests,
 not the replies). Both agents get the same replies and tools; the agents are built before the
 clock starts. Repeats are interleaved (plain, tether, tether, plain, ...) so machine noise
-hits each alike; the table gives the medians and their ratio, and the median of the ratios
-of each repeat's two samples (taken back to back, so less moved by a busy machine).
+hits each alike; the table gives the medians and the ratio of tether's to the stock set's,
+and the median of the ratios of each repeat's two samples (taken back to back).
 
     uv run python benchmarks/middleware_overhead.py
     uv run python benchmarks/middleware_overhead.py --repeats 61 --runs 5
@@ -24,6 +26,13 @@ from collections.abc import Callable
 from typing import Any
 
 from langchain.agents import create_agent
+from langchain.agents.middleware import (
+    HumanInTheLoopMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+    ToolCallLimitMiddleware,
+    ToolRetryMiddleware,
+)
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_tether import tether_middleware
 from scripted import USAGE, clock_start
@@ -86,8 +95,26 @@ def plain() -> Any:
     return create_agent(ScriptedChatModel(responses=list(replies())), tools=TOOLS)
 
 
+def stock() -> Any:
+    """The stock middleware for the same job: limits, retries and approval of writes."""
+    middleware = [
+        HumanInTheLoopMiddleware(interrupt_on={}),  # these tools are reads: none asks
+        ModelCallLimitMiddleware(run_limit=STEPS + 5),
+        ToolCallLimitMiddleware(run_limit=STEPS + 5),
+        ModelRetryMiddleware(),
+        ToolRetryMiddleware(),
+    ]
+    return create_agent(
+        ScriptedChatModel(responses=list(replies())), tools=TOOLS, middleware=middleware
+    )
+
+
 def with_tether() -> Any:
-    middleware = tether_middleware(settings(), tools=TOOLS)
+    retries = [ToolRetryMiddleware(), ModelRetryMiddleware()]
+    middleware = [
+        HumanInTheLoopMiddleware(interrupt_on={}),
+        *tether_middleware(settings(), tools=TOOLS, retries=retries),
+    ]
     return create_agent(
         ScriptedChatModel(responses=list(replies())), tools=TOOLS, middleware=middleware
     )
@@ -95,6 +122,7 @@ def with_tether() -> Any:
 
 AGENTS: dict[str, Callable[[], Any]] = {
     "create_agent": plain,
+    "create_agent + stock middleware": stock,
     "create_agent + tether_middleware": with_tether,
 }
 
@@ -113,7 +141,7 @@ def cpu_per_step(repeats: int, runs: int) -> dict[str, Any]:
         invoke(make())
     names = list(AGENTS)
     for repeat in range(repeats):
-        order = names if repeat % 2 == 0 else names[::-1]
+        order = names if repeat % 2 == 0 else names[::-1]  # interleaved
         for name in order:
             agents = [AGENTS[name]() for _ in range(runs)]
             started = clock_start()
@@ -121,15 +149,15 @@ def cpu_per_step(repeats: int, runs: int) -> dict[str, Any]:
                 invoke(agent)
             samples[name].append((time.process_time() - started) / (runs * STEPS) * 1000)
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    plain_ms, tether_ms = (medians[name] for name in names)
-    paired = [t / p for p, t in zip(*(samples[name] for name in names), strict=True)]
+    stock_ms, tether_ms = (medians[name] for name in names[1:])
+    paired = [t / p for p, t in zip(*(samples[name] for name in names[1:]), strict=True)]
     return {
         "steps_per_run": STEPS,
         "runs_per_sample": runs,
         "repeats": repeats,
         "ms_per_step_median": {k: round(v, 3) for k, v in medians.items()},
         "ms_per_step_all": {k: [round(x, 3) for x in v] for k, v in samples.items()},
-        "ratio": round(tether_ms / plain_ms, 2),
+        "ratio": round(tether_ms / stock_ms, 2),
         "paired_ratio_median": round(statistics.median(paired), 2),
     }
 
@@ -144,7 +172,7 @@ def table(report: dict[str, Any]) -> str:
         rows.append(f"| {name} | {median:.2f} | {min(values):.2f} | {max(values):.2f} |")
     rows.append("")
     rows.append(
-        f"ratio of the medians (with middleware / plain): **{report['ratio']:.2f}x**; "
+        f"ratio of the medians (tether / stock middleware): **{report['ratio']:.2f}x**; "
         f"median of the ratios of each repeat's pair: {report['paired_ratio_median']:.2f}x; "
         f"{report['repeats']} interleaved repeats of {report['runs_per_sample']} runs of "
         f"{report['steps_per_run']} steps, python {sys.version.split()[0]}"

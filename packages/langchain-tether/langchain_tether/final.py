@@ -8,59 +8,40 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
+import tether.decisions as decisions
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
-from tether.decisions import final_check
+from tether import AgentSettings
 from tether.decisions.grounding import heard
-from tether.settings import AgentSettings
 
-from langchain_tether.closing import is_closed
-from langchain_tether.common import (
-    MARK,
-    NOTE_ID,
-    TetherState,
-    as_settings,
-    ends_run,
-    responded,
-    run_view,
-)
-from langchain_tether.kept import reused, signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.calls import ModelCall, model_call
+from langchain_tether.common import NOTE_ID, TetherState, responded, run_view
+from langchain_tether.tooling import ToolHooks, ToolStep
 
 
-@reused
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's grounds (``{}`` before any call) with one more tool call folded in
     by :func:`tether.decisions.final_check.record_result`."""
     grounds: Any = current or None
-    folded = final_check.record_result(
+    folded = decisions.record_result(
         grounds, call["task"], call["tool"], call["arguments"], call["result"]
     )
     return dict(folded)
 
 
-class FinalAnswerCheckState(TetherState[ResponseT]):
-    tether_task: NotRequired[Annotated[str, PrivateStateAttr]]
+class FinalAnswerCheckState(TetherState[lc.ResponseT]):
+    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
     """The run's task: the user's message that started it."""
-    tether_grounds: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, fold_grounds]]
+    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
     """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
-    tether_sent_back: NotRequired[Annotated[bool, PrivateStateAttr]]
+    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
     """An answer was sent back in this run; the next is taken as written."""
 
 
-@signed
 class FinalAnswerCheckMiddleware(
-    ToolSteps, AgentMiddleware[FinalAnswerCheckState[ResponseT], ContextT, ResponseT]
+    ToolHooks, lc.AgentMiddleware[FinalAnswerCheckState[lc.ResponseT], lc.ContextT, lc.ResponseT]
 ):
     """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
     When it returns a note, the note is added as a user message after the reply and the
@@ -84,7 +65,7 @@ class FinalAnswerCheckMiddleware(
         self, settings: AgentSettings | None = None, *, tools: Sequence[BaseTool] | None = None
     ) -> None:
         super().__init__()
-        self.settings = as_settings(settings)
+        self.settings = settings or AgentSettings()
         self._tools: dict[str, BaseTool] = {tool.name: tool for tool in tools or ()}
 
     def fresh(self, state: Any) -> dict[str, Any]:
@@ -97,7 +78,11 @@ class FinalAnswerCheckMiddleware(
         return {"tether_task": task, "tether_grounds": grounds, "tether_sent_back": False}
 
     def note(
-        self, view: Any, request: ModelRequest[Any], response: ModelResponse[Any]
+        self,
+        view: Any,
+        request: lc.ModelRequest[Any],
+        response: lc.ModelResponse[Any],
+        call: ModelCall,
     ) -> str | None:
         """The note to send the reply back with, or None to take it."""
         reply = response.result[-1] if response.result else None
@@ -105,15 +90,15 @@ class FinalAnswerCheckMiddleware(
             return None
         if view.get("tether_sent_back") or view.get("tether_status"):
             return None  # sent back once already in this run
-        if is_closed(request) or ends_run(reply):
+        if call.closing is not None or call.ended:
             return None  # an answer tether asked for at a stop, or one it ended the run with
         task = view.get("tether_task") or ""
         grounds: Any = view.get("tether_grounds") or None
         system = request.system_message.text if request.system_message else None
         tools = list(self._tools.values())
-        return final_check.check_final(task, reply.text, grounds, tools, context=system)
+        return decisions.check_final(task, reply.text, grounds, tools, context=system)
 
-    def looked_first(self, view: Any, request: ModelRequest[Any]) -> ModelRequest[Any]:
+    def looked_first(self, view: Any, request: lc.ModelRequest[Any]) -> lc.ModelRequest[Any]:
         """The request, asking for a tool call (``tool_choice`` required) while nothing has
         run and the task names something a read tool can look up (``look_first``, as the
         loop's offer: :func:`tether.decisions.offer.look_first`)."""
@@ -123,65 +108,67 @@ class FinalAnswerCheckMiddleware(
         if request.tool_choice not in (None, "auto") or view.get("tether_sent_back"):
             return request
         tools = [tool for tool in request.tools if isinstance(tool, BaseTool)]
-        if final_check.first_lookup(view.get("tether_task") or "", tools) is None:
+        if decisions.first_lookup(view.get("tether_task") or "", tools) is None:
             return request
         return request.override(tool_choice="required")
 
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], lc.ModelResponse[Any]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh)
-        request = self.looked_first(view, request)
-        response = handler(request)
-        note = self.note(view, request, response)
-        if note is not None:
-            again, sent = _sent_back(request, response, note)
-            response = _joined(response, sent, handler(again))
-            update["tether_sent_back"] = True
-        return responded(response, update)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            request = self.looked_first(view, request)
+            response = handler(request)
+            note = self.note(view, request, response, call)
+            if note is not None:
+                again, sent = _sent_back(request, response, note)
+                response = _joined(response, sent, handler(again))
+                update["tether_sent_back"] = True
+            return responded(response, update, call)
 
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], Awaitable[lc.ModelResponse[Any]]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         self._learn(request)
-        view, update = run_view(request.state, self.fresh)
-        request = self.looked_first(view, request)
-        response = await handler(request)
-        note = self.note(view, request, response)
-        if note is not None:
-            again, sent = _sent_back(request, response, note)
-            response = _joined(response, sent, await handler(again))
-            update["tether_sent_back"] = True
-        return responded(response, update)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            request = self.looked_first(view, request)
+            response = await handler(request)
+            note = self.note(view, request, response, call)
+            if note is not None:
+                again, sent = _sent_back(request, response, note)
+                response = _joined(response, sent, await handler(again))
+                update["tether_sent_back"] = True
+            return responded(response, update, call)
 
-    def _learn(self, request: ModelRequest[Any]) -> None:
+    def _learn(self, request: lc.ModelRequest[Any]) -> None:
         for tool in request.tools:
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
                 self._tools[tool.name] = tool
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any] | None:
+    def tool_update(self, step: ToolStep) -> dict[str, Any] | None:
         """What the call established (a call tether answered from its record establishes
         nothing new)."""
-        message, request = reading.message(), reading.request
-        if message is not None and message.additional_kwargs.get(MARK) in ("recall", "repeat"):
+        request = step.request
+        if step.call.gate in ("recall", "repeat"):
             return None
         call = {
             "task": request.state.get("tether_task") or "",
             "tool": request.tool_call["name"],
             "arguments": request.tool_call.get("args") or {},
-            "result": reading.outcome(),
+            "result": step.result,
         }
         return {"tether_grounds": call}
 
 
 def _sent_back(
-    request: ModelRequest[Any], response: ModelResponse[Any], note: str
-) -> tuple[ModelRequest[Any], HumanMessage]:
+    request: lc.ModelRequest[Any], response: lc.ModelResponse[Any], note: str
+) -> tuple[lc.ModelRequest[Any], HumanMessage]:
     """The request that asks again: the answer, then the note (kept in the conversation,
     since the model answers it)."""
     reply = response.result[-1]
@@ -191,9 +178,9 @@ def _sent_back(
 
 
 def _joined(
-    first: ModelResponse[Any], sent: HumanMessage, again: ModelResponse[Any]
-) -> ModelResponse[Any]:
+    first: lc.ModelResponse[Any], sent: HumanMessage, again: lc.ModelResponse[Any]
+) -> lc.ModelResponse[Any]:
     """Both answers and the note between them, as the step's messages."""
-    return ModelResponse(
+    return lc.ModelResponse(
         result=[*first.result, sent, *again.result], structured_response=again.structured_response
     )

@@ -1,97 +1,76 @@
-"""The repeat guard: a call that already succeeded in the run is answered from its record with
-a note, not run again; proposed again after ``repeat_notes`` notes, the run ends
-``no_progress``. A write is never run again once it succeeded, and never retried blind: a
-transient failure is replayed in place with the same arguments (the same idempotency key)
-within ``tool_attempts``, its failure comes back as a result (so a retry middleware outside
-this one never sees it), and one whose outcome is still unknown stays open until a replay
-with the same arguments settles it.
-"""
+"""The repeat guard: a call that succeeded in the run is answered from its record, not run
+again; proposed again after ``repeat_notes`` notes, the run ends ``no_progress``. A write
+never runs twice and is never retried blind: a transient failure is replayed in place with
+the same arguments (the same idempotency key), and one whose outcome is still unknown stays
+open until a replay settles it."""
 
 from __future__ import annotations
 
 import json
 import random
-from collections.abc import Awaitable, Callable
+import threading
+import uuid
+import weakref
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
+import tether.decisions as decisions
+from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
-from tether.decisions import notes, policy, side_effects, stop_rules, stops
-from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision
-from tether.decisions.stop_rules import StopFacts
-from tether.llm.parsing import call_fingerprint
-from tether.settings import AgentSettings
-from tether.state import (
+from tether import AgentSettings
+from tether.decisions import (
+    NOT_AN_OUTCOME,
     CallEvent,
     CallRecord,
+    GateDecision,
     Proposal,
     StepRecord,
     ToolResult,
     Verdict,
-    call_key,
-    record_calls,
 )
-from tether.tools.envelope import error_envelope
-from tether.tools.failures import describe, is_transient
-from tether.tools.marks import has_side_effects
+from tether.llm import call_fingerprint
+from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
-from langchain_tether.closing import Plan, is_closed, plan_call, replay_call
+from langchain_tether.calls import ModelCall, ToolCallRecord
+from langchain_tether.closing import Plan, replay_call
 from langchain_tether.common import (
-    MARK,
     TetherState,
-    ToolResponse,
-    as_settings,
-    counted,
     ending,
-    ends_run,
     latest,
-    proposal_of,
-    run_view,
     step_of,
+    stop_after,
 )
-from langchain_tether.kept import reused, signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.steps import StepsMiddleware
+from langchain_tether.tooling import ToolResponse, ToolStep, gate_result, proposal_of
 
-TWIN = "was already called in this step"
-"""Why a call is refused when the same reply made it earlier."""
+TWIN = "was already called in this step"  # the same reply made the same call earlier
+SAME_ID = "has the id of another call of the same reply"  # ids must be unique
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
 )
 
 
-calls_of = reused(record_calls)
-"""Reducer for the run's calls (:func:`tether.state.record_calls`)."""
-
-
-class RepeatGuardState(TetherState[ResponseT]):
-    tether_calls: NotRequired[Annotated[dict[str, CallRecord], PrivateStateAttr, calls_of]]
+class RepeatGuardState(TetherState[lc.ResponseT]):
+    tether_calls: NotRequired[
+        Annotated[dict[str, CallRecord], lc.PrivateStateAttr, decisions.record_calls]
+    ]
     """Each distinct call of the run: runs, last outcomes, what a success returned."""
-    tether_unresolved: NotRequired[Annotated[Proposal | None, PrivateStateAttr, latest]]
+    tether_unresolved: NotRequired[Annotated[Proposal | None, lc.PrivateStateAttr, latest]]
     """A write whose outcome is unknown (it failed transiently)."""
-    tether_resolving: NotRequired[Annotated[bool, PrivateStateAttr]]
+    tether_resolving: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
     """The run replayed that write itself, before an answer (once per run)."""
+    tether_run_id: NotRequired[Annotated[str, lc.PrivateStateAttr]]
+    """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
 
 
-@signed
-class RepeatGuardMiddleware(
-    ToolSteps, AgentMiddleware[RepeatGuardState[ResponseT], ContextT, ResponseT]
-):
-    """Asks :func:`tether.decisions.policy.gate` about each tool call (tool name and canonical
-    arguments, :func:`tether.llm.parsing.call_fingerprint`): a call that succeeded before is
+class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
+    """Asks :func:`tether.decisions.gate` about each tool call (tool name and canonical
+    arguments, :func:`tether.llm.call_fingerprint`): a call that succeeded before is
     answered with the recall note (what it returned, as plain tokens only), a call that
     failed on its last two runs is refused, and a repeat after ``repeat_notes`` notes ends
-    the run ``no_progress`` before the next model call.
+    the run ``no_progress`` (:func:`tether.decisions.first_stop`) before the next model call.
 
     A write that fails transiently is run again in place with the same arguments, within
     ``tool_attempts`` and after the loop's backoff, as the loop retries it. Place it after
@@ -108,107 +87,113 @@ class RepeatGuardMiddleware(
     state_schema = RepeatGuardState  # type: ignore[assignment]
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
-        super().__init__()
-        self.settings = as_settings(settings)
+        super().__init__(settings)
         self._rng = random.Random()  # the jitter of a write's replay in place
+        self._claims: dict[int, tuple[weakref.ref[AIMessage], set[str]]] = {}
+        self._lock = threading.Lock()
 
     def fresh(self, state: Any) -> dict[str, Any]:
         """This middleware's fields as a run starts. The thread's call memory stays, as in the
-        loop: a call that failed twice is still refused, and every success is stale (the user
-        may have changed something since their last message)."""
+        loop: a call that failed twice is still refused, and every success is stale."""
         return {
-            "tether_calls": policy.stale_records(state.get("tether_calls") or {}),
+            "tether_calls": decisions.stale_records(state.get("tether_calls") or {}),
             "tether_unresolved": None,
             "tether_resolving": False,
+            "tether_run_id": uuid.uuid4().hex,
         }
 
-    def wrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh)
-        plan = plan_call(request, view.get("tether_stop"), self.settings)
-        update |= counted(view)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        response, update = self._settled(plan, view, handler(plan.request), update)
-        return plan.finish(response, update)
-
-    async def awrap_model_call(
-        self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        view, update = run_view(request.state, self.fresh)
-        plan = plan_call(request, view.get("tether_stop"), self.settings)
-        update |= counted(view)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        response, update = self._settled(plan, view, await handler(plan.request), update)
-        return plan.finish(response, update)
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        response, update = self._settled(plan, view, response, update, plan.call)
+        finished = plan.finish(response, update)
+        plan.call.ended = plan.call.ended or update.get("tether_status") is not None
+        return finished
 
     def _settled(
-        self, plan: Plan, view: Any, response: ModelResponse[Any], update: dict[str, Any]
-    ) -> tuple[ModelResponse[Any], dict[str, Any]]:
+        self,
+        plan: Plan,
+        view: Any,
+        response: lc.ModelResponse[Any],
+        update: dict[str, Any],
+        call: ModelCall,
+    ) -> tuple[lc.ModelResponse[Any], dict[str, Any]]:
         """An answer while a write's outcome is unknown: the write is replayed first, with
-        the same arguments (:func:`tether.decisions.side_effects.must_resolve_first`), as a
-        tool call added after the answer, and the model answers again once it is settled; if
-        the replay left it unknown, the answer stands and the run fails, saying so. An answer
-        asked for at a stop is taken as it is."""
+        the same arguments (:func:`tether.decisions.must_resolve_first`), as a tool call
+        added after the answer, and the model answers again once it is settled; if the
+        replay left it unknown, the answer stands and the run fails, saying so. An answer
+        asked for at a stop is taken as it is (the cap's ending says what is unknown)."""
         result = list(response.result)
         reply = result[-1] if result else None
         unresolved: Proposal | None = view.get("tether_unresolved")
         if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
             return response, update
-        if is_closed(plan.request) or ends_run(reply):
+        if call.closing is not None or call.ended:
             return response, update
         answered: Verdict = {"status": "completed", "cause": "answer", "reason": "a final answer"}
-        if side_effects.must_resolve_first(
-            answered, unresolved, bool(view.get("tether_resolving"))
-        ):
+        if decisions.must_resolve_first(answered, unresolved, bool(view.get("tether_resolving"))):
             result.append(replay_call(unresolved))
             update = {**update, "tether_resolving": True}
         else:
-            verdict = side_effects.settled_verdict(answered, unresolved)
-            reason = verdict["reason"] + side_effects.unknown_outcome_note(unresolved)
-            result[-1] = ending(reply, verdict["status"])
-            update = {
-                **update,
-                "tether_status": verdict["status"],
-                "tether_cause": verdict["cause"],
-                "tether_reason": reason,
-            }
-        return ModelResponse(
-            result=result, structured_response=response.structured_response
-        ), update
+            verdict = decisions.settled_verdict(answered, unresolved)
+            reason = verdict["reason"] + decisions.unknown_outcome_note(unresolved)
+            update = {**update, **ending(verdict, reason)}
+        kept = lc.ModelResponse(result=result, structured_response=response.structured_response)
+        return kept, update
 
     # --- before the call: the gate --------------------------------------------------------
 
-    def decide(self, request: ToolCallRequest) -> GateDecision:
+    def decide(self, request: ToolCallRequest, call: ToolCallRecord) -> GateDecision:
         """The gate's decision on the call. Approval is the business of LangChain's
         HumanInTheLoopMiddleware, so ``approve`` runs; a write that already succeeded is
         answered from its record whatever the settings; a call the same reply made earlier,
-        tool and arguments alike, is refused (it runs once, as one call a step in the loop)."""
-        view, proposal = _view(request.state), proposal_of(request)
+        tool and arguments alike, is refused (it runs once, as one call a step in the loop),
+        and so is a call whose id the reply gave another call too, but for the first to
+        claim it."""
+        view, proposal = _view(request.state), proposal_of(request, call)
         if _earlier_twin(request, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
-        decided = policy.gate(view, proposal, request.tool, self.settings)
+        if not self._claimed(request):
+            return GateDecision("refuse", SAME_ID)
+        decided = decisions.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
             return decided
-        record = view["calls"].get(call_key(proposal["fingerprint"]))
+        record = view["calls"].get(decisions.call_key(proposal["fingerprint"]))
         if _writes(request) and record is not None and record["outcomes"][-1:] == ["success"]:
             return GateDecision("recall")
         return GateDecision("run")
 
-    def tool_answer(self, request: ToolCallRequest) -> ToolResponse | None:
-        """The answer to a call that is not run, with its state update; None to run it."""
-        decided = self.decide(request)
+    def _claimed(self, request: ToolCallRequest) -> bool:
+        """This call is the first of its reply to run under its id (parallel calls run in
+        threads of one process: the claim is held for the reply's message while it lives)."""
+        call_id, reply = request.tool_call["id"], _reply_of(request)
+        if reply is None or call_id is None:
+            return True
+        if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
+            return True
+        with self._lock:
+            kept = self._claims.get(id(reply))
+            if kept is None or kept[0]() is not reply:
+                self._claims = {k: v for k, v in self._claims.items() if v[0]() is not None}
+                kept = self._claims[id(reply)] = (weakref.ref(reply), set())
+            if call_id in kept[1]:
+                return False
+            kept[1].add(call_id)
+            return True
+
+    def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
+        """The answer to a call that is not run, with its state update; None to run it. A
+        call that runs gets the run's id in its config, as the loop gives it
+        (:func:`tether.tools.run_id_from`), unless the caller set one."""
+        config, run_id = request.runtime.config, request.state.get("tether_run_id")
+        configurable = config.get("configurable") or {}
+        if run_id and RUN_ID_KEY not in configurable:  # ToolNode runs the tool with this config
+            config["configurable"] = {**configurable, RUN_ID_KEY: run_id}
+        decided = self.decide(request, call)
         if decided.gate == "run":
             return None
-        proposal = proposal_of(request)
+        proposal = proposal_of(request, call)
+        call.gate, call.result = decided.gate, gate_result(decided.gate)
         if decided.gate == "refuse":
             why = decided.reason or "failed on its last two runs"
             text = (
@@ -218,12 +203,14 @@ class RepeatGuardMiddleware(
             return _answered(request, text, "refuse", {})
         view, step = _view(request.state), step_of(request.state)
         gated: Proposal = {**proposal, "gate": decided.gate}
-        record = policy.classify(step, gated, None, None, self.settings)
+        record = decisions.classify(step, gated, None, None, self.settings)
         if decided.gate == "recall":
-            note = stops.recall_hint(view, record, self.settings)
-            events: list[CallEvent] = [{"key": call_key(proposal["fingerprint"]), "noted": True}]
+            note = decisions.recall_hint(view, record, self.settings)
+            events: list[CallEvent] = [
+                {"key": decisions.call_key(proposal["fingerprint"]), "noted": True}
+            ]
             return _answered(request, note, "recall", {"tether_calls": events})
-        verdict = stop_rules.first_stop(StopFacts(step, [record], 0), self.settings)
+        verdict = stop_after(request.state, self.settings, also=[record])
         text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 
@@ -232,38 +219,42 @@ class RepeatGuardMiddleware(
     def tool_replay(self, request: ToolCallRequest, exc: Exception, attempt: int) -> float | None:
         """A write that failed transiently runs again in place, the same call, while
         ``tool_attempts`` allow, after the loop's backoff: side-effecting tools are idempotent
-        per run (the same arguments carry the same key), so the replay settles what the
-        failure left unknown, as the loop's own retry does. A read's exception is left to a
+        per run (the same arguments carry the same key). A read's exception is left to a
         retry middleware outside this one."""
         if not _writes(request):
             return None
-        if not policy.wants_retry(_failure(exc), None, attempt, self.settings):
+        if not decisions.wants_retry(_failure(exc), None, attempt, self.settings):
             return None
-        return policy.backoff_delay(attempt, self.settings, self._rng)
+        return decisions.backoff_delay(attempt, self.settings, self._rng)
 
-    def tool_failed(self, request: ToolCallRequest, exc: Exception) -> ToolResponse:
+    def tool_failed(
+        self, request: ToolCallRequest, exc: Exception, call: ToolCallRecord
+    ) -> ToolResponse:
         """A write's exception as its result (a read's propagates, for a retry middleware):
         a transient one, once its replays in place are spent, leaves the outcome unknown."""
         if not _writes(request):
             raise exc
+        call.result = _failure(exc)
         return ToolMessage(
-            content=_dump(_failure(exc)),
+            content=json.dumps(call.result, ensure_ascii=False, default=str),
             tool_call_id=request.tool_call["id"],
             name=request.tool_call["name"],
             status="error",
         )
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any]:
+    def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's record: it ran, how it fared, what a success returned (plain tokens
         only), and the write whose outcome it leaves unknown or settles."""
-        request, outcome = reading.request, reading.outcome()
-        record = reading.record(self.settings)
-        view, proposal = _view(request.state), proposal_of(request)
-        events = _events(record, outcome)
+        if step.call.gate is not None:
+            return {}
+        request = step.request
+        record = step.record(self.settings)
+        view, proposal = _view(request.state), proposal_of(request, step.call)
+        events = _events(record, step.result)
         if _writes(request) and record["kind"] == "success":  # what was read may have changed
-            events = policy.stale_records(view["calls"], but=events[0]["key"]) + events
+            events = decisions.stale_records(view["calls"], but=events[0]["key"]) + events
         update: dict[str, Any] = {"tether_calls": events}
-        unresolved = side_effects.unresolved_after(view, proposal, record, _writes(request))
+        unresolved = decisions.unresolved_after(view, proposal, record, _writes(request))
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
@@ -276,34 +267,38 @@ def _writes(request: ToolCallRequest) -> bool:
 
 def _failure(exc: Exception) -> ToolResult:
     """A write's exception as the loop records it; a transient one leaves its outcome unknown."""
-    transient = is_transient(exc)
-    message = describe(exc) + (UNKNOWN_OUTCOME if transient else "")
+    transient = decisions.is_transient(exc)
+    message = decisions.describe(exc) + (UNKNOWN_OUTCOME if transient else "")
     return error_envelope(message, error_type="transient" if transient else "tool_error")
+
+
+def _reply_of(request: ToolCallRequest) -> AIMessage | None:
+    """The reply that made this call: the last AI message of the state with its id."""
+    call_id = request.tool_call["id"]
+    for message in reversed(request.state.get("messages") or []):
+        if isinstance(message, AIMessage) and any(c["id"] == call_id for c in message.tool_calls):
+            return message
+    return None
 
 
 def _earlier_twin(request: ToolCallRequest, fingerprint: str) -> bool:
     """The reply that made this call made the same call earlier (the same tool and the
-    arguments the tool receives): parallel calls all run before any records its outcome."""
-    call_id, messages = request.tool_call["id"], request.state.get("messages") or []
-    for message in reversed(messages):
-        if not isinstance(message, AIMessage) or not message.tool_calls:
-            continue
-        ids = [call["id"] for call in message.tool_calls]
-        if call_id not in ids:
-            continue
-        earlier = message.tool_calls[: ids.index(call_id)]
-        name = request.tool_call["name"]
-        return any(
-            call["name"] == name
-            and call_fingerprint(request.tool, name, dict(call.get("args") or {})) == fingerprint
-            for call in earlier
-        )
-    return False
+    arguments the tool receives, under another id)."""
+    call_id, reply = request.tool_call["id"], _reply_of(request)
+    if reply is None:
+        return False
+    ids = [call["id"] for call in reply.tool_calls]
+    name = request.tool_call["name"]
+    return any(
+        call["name"] == name
+        and call["id"] != call_id
+        and call_fingerprint(request.tool, name, dict(call.get("args") or {})) == fingerprint
+        for call in reply.tool_calls[: ids.index(call_id)]
+    )
 
 
 def _named(proposal: Proposal) -> str:
-    """The call as tether's own words name it: its tool when registered, never a name the
-    model invented."""
+    """The call as tether's own words name it: its tool when registered."""
     return proposal["tool"] if proposal.get("registered") else "this call"
 
 
@@ -313,12 +308,12 @@ def _view(state: Any) -> Any:
 
 
 def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
-    key = call_key(record["fingerprint"] or "")
+    key = decisions.call_key(record["fingerprint"] or "")
     events: list[CallEvent] = [{"key": key, "ran": True}]
     if record["kind"] not in NOT_AN_OUTCOME:
         event: CallEvent = {"key": key, "outcome": record["kind"]}
         if record["kind"] == "success":
-            event |= {"step": record["step"], "known": notes.plain_values(outcome.get("data"))}
+            event |= {"step": record["step"], "known": decisions.plain_values(outcome.get("data"))}
         events.append(event)
     return events
 
@@ -326,15 +321,13 @@ def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
 def _answered(
     request: ToolCallRequest, text: str, gate: str, update: dict[str, Any]
 ) -> ToolResponse:
+    """tether's answer in place of the call; its gate is marked for readers of the run
+    (:func:`langchain_tether.tether_part`), never read back by tether."""
     message = ToolMessage(
         content=text,
         tool_call_id=request.tool_call["id"],
         name=request.tool_call["name"],
         status="success" if gate == "recall" else "error",
-        additional_kwargs={MARK: gate},
+        additional_kwargs={"tether": gate},
     )
     return Command(update={"messages": [message], **update}) if update else message
-
-
-def _dump(result: ToolResult) -> str:
-    return json.dumps(result, ensure_ascii=False, default=str)

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    AgentState,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    OmitFromInput,
-    ResponseT,
-)
+from langchain.agents.middleware import types as lc
 from langgraph.types import Command, Overwrite
-from tether.tools.stats import ToolStats
+from tether import ToolStats
 
-from langchain_tether.common import MARK, starts_run
-from langchain_tether.kept import Reduced, reused, signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.common import starts_run
+from langchain_tether.tooling import ToolHooks, ToolStep
 
 
-@reused
 def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     """Reducer: the run's stats with one more call of ``call["tool"]``
-    (:meth:`tether.tools.ToolStats.record`; no error text is kept)."""
+    (:meth:`tether.ToolStats.record`; no error text is kept)."""
     stats = dict(current or {})
     kept = ToolStats(**stats.get(call["tool"], {}))
     kept.record(call["ok"], call["latency_s"], None)
@@ -35,17 +23,14 @@ def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
     return stats
 
 
-class ToolStatsState(AgentState[ResponseT]):
-    tether_tool_stats: NotRequired[
-        Annotated[dict[str, Any], OmitFromInput, Reduced(dict, add_call)]
-    ]
+class ToolStatsState(lc.AgentState[lc.ResponseT]):
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
-@signed
 class ToolStatsMiddleware(
-    ToolSteps, AgentMiddleware[ToolStatsState[ResponseT], ContextT, ResponseT]
+    ToolHooks, lc.AgentMiddleware[ToolStatsState[lc.ResponseT], lc.ContextT, lc.ResponseT]
 ):
     """Counts each tool's calls, successes and failures in the run, and times them. A call
     answered from its record or refused by tether is not counted (it did not run); a call
@@ -57,39 +42,42 @@ class ToolStatsMiddleware(
     """
 
     state_schema = ToolStatsState  # type: ignore[assignment]
-    timed = True
 
     def wrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], ModelResponse[Any]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], lc.ModelResponse[Any]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         return _started(request, handler(request))
 
     async def awrap_model_call(
         self,
-        request: ModelRequest[ContextT],
-        handler: Callable[[ModelRequest[ContextT]], Awaitable[ModelResponse[Any]]],
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+        request: lc.ModelRequest[lc.ContextT],
+        handler: Callable[[lc.ModelRequest[lc.ContextT]], Awaitable[lc.ModelResponse[Any]]],
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         return _started(request, await handler(request))
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any] | None:
-        """The call counted, with its latency: the time since the layer around it began."""
-        latency = time.perf_counter() - reading.started
-        message = reading.message()
-        if message is not None and message.additional_kwargs.get(MARK):
+    def tool_update(self, step: ToolStep) -> dict[str, Any] | None:
+        """The call counted, with its latency (the time its hook took)."""
+        if step.call.gate is not None:
             return None
-        ok = reading.outcome()["status"] == "success"
-        call = {"tool": reading.request.tool_call["name"], "ok": ok, "latency_s": round(latency, 6)}
-        return {"tether_tool_stats": call}
+        ok = step.result["status"] == "success"
+        latency = round(step.latency, 6)
+        return {
+            "tether_tool_stats": {
+                "tool": step.request.tool_call["name"],
+                "ok": ok,
+                "latency_s": latency,
+            }
+        }
 
 
 def _started(
-    request: ModelRequest[Any], response: ModelResponse[Any]
-) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
+    request: lc.ModelRequest[Any], response: lc.ModelResponse[Any]
+) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
     """At a run's first model call, the stats start afresh."""
     if not starts_run(request.state):
         return response
-    return ExtendedModelResponse(
+    return lc.ExtendedModelResponse(
         model_response=response, command=Command(update={"tether_tool_stats": Overwrite({})})
     )

@@ -1,4 +1,5 @@
-"""The circuit breaker and calm temperature: both read the run's tool steps in a row.
+"""The circuit breaker (and every stop rule) and calm temperature: both read the run's tool
+steps in a row.
 
 A step is one model call's tool calls. Parallel calls of one step make one step, failed when
 every call failed, so the breaker's warning always comes one step before it opens, as in the
@@ -10,158 +11,169 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, NotRequired
 
-from langchain.agents.middleware.types import (
-    AgentMiddleware,
-    ContextT,
-    ExtendedModelResponse,
-    ModelRequest,
-    ModelResponse,
-    PrivateStateAttr,
-    ResponseT,
-)
-from tether.decisions import policy, stop_rules, stops
-from tether.decisions.stop_rules import StopFacts
-from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, StepRecord, windowed
+import tether.decisions as decisions
+from langchain.agents.middleware import types as lc
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.types import Command
+from tether import AgentSettings
+from tether.decisions import FAILURE_KINDS, StepRecord
 
+from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
+    NOTE_ID,
     TetherState,
-    as_settings,
+    by_step,
     counted,
+    ending,
+    facts_of,
     run_view,
     step_of,
-    window_of,
-    with_note,
+    stop_after,
+    streak,
 )
-from langchain_tether.kept import signed
-from langchain_tether.layer import ToolReading, ToolSteps
+from langchain_tether.tooling import ToolHooks, ToolStep
 
-ModelHandler = Callable[[ModelRequest[Any]], ModelResponse[Any]]
-AsyncModelHandler = Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]]
+ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
+AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
 
-def by_step(history: list[StepRecord]) -> list[StepRecord]:
-    """One record per step: its last failure when every call failed, else its last call
-    that did not fail (one pass: it runs at every model call)."""
-    steps: list[StepRecord] = []
-    for record in history:
-        if not steps or steps[-1]["step"] != record["step"]:
-            steps.append(record)
-        elif record["kind"] not in FAILURE_KINDS or steps[-1]["kind"] in FAILURE_KINDS:
-            steps[-1] = record
-    return steps
+def with_note(
+    request: lc.ModelRequest[Any], text: str, name: str, call: ModelCall
+) -> lc.ModelRequest[Any]:
+    """The request with tether's note as a user message at the end (before the cap's note,
+    when the call is closed for the last answer). The state does not keep it: like the
+    loop's notes, it is for this call only."""
+    note = HumanMessage(text, id=f"{NOTE_ID}{name}")
+    messages = list(request.messages)
+    at = len(messages) - (1 if call.closing is not None else 0)
+    return request.override(messages=[*messages[:at], note, *messages[at:]])
 
 
-def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
-    """How many of the last steps in a row are of ``kinds``."""
-    count = 0
-    for record in reversed(steps):
-        if record["kind"] not in kinds:
-            break
-        count += 1
-    return count
-
-
-@signed
-class StepsMiddleware(ToolSteps, AgentMiddleware[Any, ContextT, ResponseT]):
-    """Records each tool step of the run in ``field`` (sync and async hooks)."""
-
-    field = ""
+class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]):
+    """A middleware that records each tool step of the run and acts before each model call."""
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
         super().__init__()
-        self.settings = as_settings(settings)
-
-    def window(self) -> int:
-        return policy.history_window(self.settings)
+        self.settings = settings or AgentSettings()
 
     def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's field as a run starts."""
-        return {self.field: []}
+        """This middleware's fields as a run starts."""
+        return {}
 
-    def steps(self, state: Any) -> list[StepRecord]:
-        return by_step(list(state.get(self.field) or []))
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+        """The call as this middleware sends it on (``view``: the run's state): closed, or
+        replaced, on a stop the tools left pending."""
+        return plan_call(request, view.get("tether_stop"), self.settings, call)
 
-    def tool_update(self, reading: ToolReading) -> dict[str, Any]:
-        """The call's step record, appended to ``field``."""
-        record = reading.record(self.settings)
-        return {self.field: windowed([record], self.window() * CALLS_PER_STEP)}
-
-    def plan(self, request: ModelRequest[Any]) -> tuple[Plan, dict[str, Any]]:
-        """The call as this middleware makes it, and its update (a new run's fields, the
-        step counted)."""
-        view, update = run_view(request.state, self.fresh)
-        return self.prepared(request, view), update | counted(view)
-
-    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
-        """The request as this middleware sends it on (``view``: the run's state)."""
-        return Plan(request)
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """The model's response as this middleware returns it, with its update."""
+        return plan.finish(response, update)
 
     def wrap_model_call(
-        self, request: ModelRequest[ContextT], handler: ModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        plan, update = self.plan(request)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        return plan.finish(handler(plan.request), update)
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            return self.finished(plan, view, handler(plan.request), update)
 
     async def awrap_model_call(
-        self, request: ModelRequest[ContextT], handler: AsyncModelHandler
-    ) -> ModelResponse[Any] | ExtendedModelResponse[Any]:
-        plan, update = self.plan(request)
-        stop = plan.stopped(update)
-        if stop is not None:
-            return stop
-        return plan.finish(await handler(plan.request), update)
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            return self.finished(plan, view, await handler(plan.request), update)
 
 
-class CircuitBreakerState(TetherState[ResponseT]):
-    tether_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
-    """The run's last tool steps, as many as the breaker and the switch note need."""
-
-
-class CircuitBreakerMiddleware(StepsMiddleware[ContextT, ResponseT]):
-    """Counts the run's failed tool steps in a row. After ``switch_after_failures`` of them
-    the next model call gets :func:`tether.decisions.stops.switch_hint`'s note (which call
-    failed and how, in tether's words); at ``breaker_failures`` the note also says one more
-    failed step ends the run; the next failed step opens the breaker
-    (:func:`tether.decisions.stops.breaker`): with ``cap_answer`` one last call with no
-    tools asks for the answer, then the run ends ``failed``.
+class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
+    """Records the run's tool steps and, before each model call, asks the loop's stop rules
+    (:func:`tether.decisions.first_stop`, on :class:`tether.decisions.StopFacts` built from
+    the run's private fields): the circuit breaker, the token budget spent, the step cap,
+    a repeat after the notes. After ``switch_after_failures`` failed steps the next model
+    call gets :func:`tether.decisions.switch_hint`'s note (which call failed and how, in
+    tether's words); at ``breaker_failures`` the note also says one more failed step ends
+    the run. At a cap, with ``cap_answer``, one last call with no tools asks for the answer.
 
     Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
     place is one step, and its exhausted retries one failure.
 
-    Hooks: ``wrap_model_call`` (the note; the last answer, or the stop message in place of
-    the call), ``wrap_tool_call``: no graph node of its own. State: the run's last steps
-    (private). Settings: ``switch_after_failures``, ``breaker_failures``, ``cap_answer``.
+    Hooks: ``wrap_model_call``, ``wrap_tool_call``: no graph node of its own. State: the
+    run's last steps and failures per tool (private). Settings: ``switch_after_failures``,
+    ``breaker_failures``, ``max_steps``, ``token_budget``, ``cap_answer``.
     """
 
-    state_schema = CircuitBreakerState  # type: ignore[assignment]
-    field = "tether_history"
+    state_schema = TetherState  # type: ignore[assignment]
 
-    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
-        """The call with the failures' note; at the breaker (or at a stop the tools left
-        pending), the last answer's call, or none."""
-        steps = self.steps(view)
-        failures = streak(steps, FAILURE_KINDS)
-        hint = stops.switch_hint(steps, failures, self.settings)
-        noted = with_note(request, hint, "failures") if hint else request
-        facts = StopFacts(step_of(view), steps, failures)
-        verdict = view.get("tether_stop") or stop_rules.breaker(facts, self.settings)
-        return plan_call(noted, verdict, self.settings)
+    def fresh(self, state: Any) -> dict[str, Any]:
+        return {"tether_history": [], "tether_tool_failures": {}}
+
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+        """The call with the failures' note; at a stop (or one the tools left pending), the
+        last answer's call, or none."""
+        facts = facts_of(view)
+        hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
+        verdict = view.get("tether_stop") or stop_after(view, self.settings)
+        plan = plan_call(request, verdict, self.settings, call)
+        if hint:
+            plan.request = with_note(plan.request, hint, "failures", call)
+        return plan
+
+    def finished(
+        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """The response; when it is the run's answer (a reply with no tool call that no
+        wrapper inside closed or ended the run with), the run ends as the stop rules say
+        after a final step (``answer``)."""
+        reply = response.result[-1] if response.result else None
+        call = plan.call
+        answer = isinstance(reply, AIMessage) and not reply.tool_calls
+        if answer and plan.closing is None and not call.ended and call.closing is None:
+            final: Any = {"kind": "final", "thought": "", "answer": getattr(reply, "text", "")}
+            record = decisions.classify(step_of(view) + 1, final, None, None, self.settings)
+            after = {**view, "tether_step": step_of(view) + 1}
+            verdict = stop_after(after, self.settings, also=[record])
+            if verdict is not None:
+                update = {**update, **ending(verdict)}
+                call.ended = True
+                return lc.ExtendedModelResponse(
+                    model_response=response, command=Command(update=update)
+                )
+        return plan.finish(response, update)
+
+    def tool_update(self, step: ToolStep) -> dict[str, Any]:
+        """The call's step record, appended to the run's history; a failed call of a
+        registered tool counted against it."""
+        record = step.record(self.settings)
+        window = decisions.history_window(self.settings) * CALLS_PER_STEP
+        update: dict[str, Any] = {"tether_history": decisions.windowed([record], window)}
+        if record["kind"] in FAILURE_KINDS and "tool" in record:
+            update["tether_tool_failures"] = record["tool"]
+        return update
 
 
-class CalmTemperatureState(TetherState[ResponseT]):
-    tether_calm_history: NotRequired[Annotated[list[StepRecord], PrivateStateAttr, window_of]]
+class CalmTemperatureState(TetherState[lc.ResponseT]):
+    tether_calm_history: NotRequired[
+        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
+    ]
     """The run's last tool steps, as many as the calm setting needs."""
 
 
-class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
-    """Sets each model call's temperature from :func:`tether.decisions.stops.temperature_for`:
+class CalmTemperatureMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
+    """Sets each model call's temperature from :func:`tether.decisions.temperature_for`:
     ``temperature``, then ``calm_temperature`` once ``calm_after_successes`` tool steps in
     a row succeeded (explore less once the run is going well). The request's
     ``model_settings`` carry it, as LangChain binds them to the model.
@@ -171,13 +183,18 @@ class CalmTemperatureMiddleware(StepsMiddleware[ContextT, ResponseT]):
     """
 
     state_schema = CalmTemperatureState  # type: ignore[assignment]
-    field = "tether_calm_history"
 
-    def window(self) -> int:
-        return self.settings.calm_after_successes
+    def fresh(self, state: Any) -> dict[str, Any]:
+        return {"tether_calm_history": []}
 
-    def prepared(self, request: ModelRequest[Any], view: Any) -> Plan:
-        successes = streak(self.steps(view), frozenset({"success"}))
-        temperature = stops.temperature_for(successes, self.settings)
+    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
+        steps = by_step(list(view.get("tether_calm_history") or []))
+        temperature = decisions.temperature_for(
+            streak(steps, frozenset({"success"})), self.settings
+        )
         settings = {**request.model_settings, "temperature": temperature}
-        return Plan(request.override(model_settings=settings))
+        return Plan(request.override(model_settings=settings), call)
+
+    def tool_update(self, step: ToolStep) -> dict[str, Any]:
+        window = self.settings.calm_after_successes * CALLS_PER_STEP
+        return {"tether_calm_history": decisions.windowed([step.record(self.settings)], window)}

@@ -75,9 +75,10 @@ class CreateAgentTetherAgent(CreateAgentAgent):
         return [*outer, approval_gate(desk), *controls]
 
     def outcome_of(self, state: dict[str, Any]) -> Outcome:
-        """tether's ending when it ended the run (with the answer it asked for at a cap, if
-        any), by its stop cause; else create_agent's."""
-        if state.get("tether_status") is None:
+        """tether's ending when it stopped the run (with the answer it asked for at a cap, if
+        any), by its stop cause; else (an answer, which tether marks ``completed``)
+        create_agent's."""
+        if state.get("tether_cause") in (None, "answer"):
             return super().outcome_of(state)
         ended = {
             "cause": state.get("tether_cause"),

@@ -1,10 +1,33 @@
 """Every decision the loop takes, and its routing: pure functions over the state and the settings.
 
 The nodes (tether.nodes) call these; the loop that wires both is tether.graph. What this
-package's ``__all__`` lists is public: the stop rules, for the create_agent middleware and
-for anyone who adds a rule (docs/architecture.md, "Add a stop rule").
+package's ``__all__`` lists is public: the stop rules and the decisions the create_agent
+middleware takes as the loop does (re-exported as they are), and the state types they read.
 """
 
+# isort: off
+from tether.decisions.final_check import check_final, first_lookup, record_result
+from tether.decisions.notes import cap_note, plain_values
+from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision, backoff_delay, before_call
+from tether.decisions.policy import classify, gate, history_window, stale_records, wants_retry
+from tether.decisions.side_effects import must_resolve_first, settled_verdict, unresolved_after
+from tether.decisions.side_effects import unknown_outcome_note
 from tether.decisions.stop_rules import STOP_RULES, StopFacts, StopRule, first_stop
+from tether.decisions.stops import recall_hint, switch_hint, temperature_for
+from tether.state import FAILURE_KINDS, TOOL_ERROR_TYPES, CallEvent, CallRecord, Proposal
+from tether.state import StepRecord, ToolResult, Usage, Verdict, add_usage, call_key
+from tether.state import keep_window, record_calls, windowed
+from tether.tools.envelope import LOOP_ORIGIN
+from tether.tools.failures import describe, is_transient
+# isort: on
 
-__all__ = ["STOP_RULES", "StopFacts", "StopRule", "first_stop"]
+__all__ = [  # noqa: RUF022 (grouped by the module each name comes from)
+    "check_final", "first_lookup", "record_result", "cap_note", "plain_values",
+    "NOT_AN_OUTCOME", "GateDecision", "backoff_delay", "before_call", "classify", "gate",
+    "history_window", "stale_records", "wants_retry", "must_resolve_first", "settled_verdict",
+    "unresolved_after", "unknown_outcome_note", "STOP_RULES", "StopFacts", "StopRule",
+    "first_stop", "recall_hint", "switch_hint", "temperature_for", "FAILURE_KINDS",
+    "TOOL_ERROR_TYPES", "CallEvent", "CallRecord", "Proposal", "StepRecord", "ToolResult",
+    "Usage", "Verdict", "add_usage", "call_key", "keep_window", "record_calls", "windowed",
+    "LOOP_ORIGIN", "describe", "is_transient",
+]  # fmt: skip

@@ -236,7 +236,7 @@ def checked_usage(
     """
     meta: Any = reply.usage_metadata
     output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
-    problem = _usage_problem(meta, (call.prompt_tokens, output), settings.max_tokens)
+    problem = usage_problem(meta, (call.prompt_tokens, output), settings.max_tokens)
     if problem is None:
         return (
             {
@@ -254,7 +254,7 @@ def checked_usage(
     }, problem
 
 
-def _usage_problem(meta: Any, counted: tuple[int, int], max_tokens: int) -> str | None:
+def usage_problem(meta: Any, counted: tuple[int, int], max_tokens: int) -> str | None:
     if not meta or not meta.get("total_tokens"):
         return "the server reported no usage; tokens were counted"
     values = [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]

@@ -1,0 +1,70 @@
+"""The orders tether's middleware hold in, checked when the agent is built.
+
+Some of LangChain's own middleware cannot be placed just anywhere around tether's: in the
+wrong place they end a run, or retry a call, where tether's wrappers cannot see it, and a
+write's unknown outcome or the run's status is lost. :func:`check_order` refuses such a
+list with one line that says where each goes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+    ToolRetryMiddleware,
+)
+
+from langchain_tether.budget import TokenBudgetMiddleware
+from langchain_tether.repeat import RepeatGuardMiddleware
+from langchain_tether.steps import CircuitBreakerMiddleware
+
+M = TypeVar("M", bound=Sequence[AgentMiddleware[Any, Any, Any]])
+
+
+def check_order(middleware: M) -> M:
+    """``middleware`` (the list given to ``create_agent``) as it is, when every order it puts
+    tether's middleware in holds; else a ValueError naming the first that does not:
+
+    - ``ModelCallLimitMiddleware``: it ends the run from a hook of its own, before tether
+      can replay a write of unknown outcome or write the run's status; tether's step cap
+      (``AgentSettings.max_steps``) does its job.
+    - ``ToolRetryMiddleware`` after the repeat guard: it would retry a write blind (and a
+      write's unknown outcome would be lost); it goes before it (``retries=``).
+    - ``ModelRetryMiddleware`` before tether's model wrappers: a model failure at a cap
+      would lose the run's status; it goes after the token budget.
+    """
+    first = _first(
+        middleware, (CircuitBreakerMiddleware, TokenBudgetMiddleware, RepeatGuardMiddleware)
+    )
+    if first is None:
+        return middleware
+    budget = _first(middleware, (TokenBudgetMiddleware,))
+    guard = _first(middleware, (RepeatGuardMiddleware,))
+    for at, part in enumerate(middleware):
+        if isinstance(part, ModelCallLimitMiddleware):
+            raise ValueError(
+                "ModelCallLimitMiddleware cannot be used with tether's middleware: it ends a "
+                "run tether cannot close; set AgentSettings.max_steps instead"
+            )
+        if isinstance(part, ToolRetryMiddleware) and guard is not None and at > guard:
+            raise ValueError(
+                "ToolRetryMiddleware goes before RepeatGuardMiddleware "
+                "(tether_middleware(retries=[...])), never after it: it would retry a write blind"
+            )
+        if isinstance(part, ModelRetryMiddleware) and at < (
+            budget if budget is not None else first
+        ):
+            raise ValueError(
+                "ModelRetryMiddleware goes after TokenBudgetMiddleware (tether_middleware("
+                "retries=[...]) or later), never before: a model failure at a cap would lose "
+                "the run's status"
+            )
+    return middleware
+
+
+def _first(middleware: Sequence[Any], kinds: tuple[type, ...]) -> int | None:
+    return next((at for at, part in enumerate(middleware) if isinstance(part, kinds)), None)

@@ -1,0 +1,108 @@
+"""Both faces, one list of stop rules: for each rule of :data:`tether.decisions.STOP_RULES`
+(a new rule needs a scenario here, or the test fails), the loop and ``create_agent`` with
+tether's middleware, given the same scripted replies and tools, stop at the same model call
+with the same cause and the same cap note to the model."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain.agents.middleware import ToolRetryMiddleware
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.tools import ToolException
+from langchain_tether import tether_middleware
+from tether import AgentSettings, ToolRegistry, build_graph, tool
+from tether.decisions import STOP_RULES, cap_note
+from tether.testing import ScriptedChatModel, run_traced
+
+
+@tool
+def lookup(order_id: str) -> dict[str, Any]:
+    """Look up an order by its id."""
+    return {"order_id": order_id, "status": "paid"}
+
+
+@tool
+def fetch(url: str) -> str:
+    """Fetch a page."""
+    raise ToolException("timeout while fetching")
+
+
+@tool
+def read(key: str) -> str:
+    """Read a long document."""
+    return "lorem ipsum dolor " * 250
+
+
+def calls(name: str, count: int, **args: Any) -> list[AIMessage]:
+    """``count`` replies, each one call of ``name`` (``args`` values formatted with ``i``)."""
+    return [
+        AIMessage(
+            "",
+            tool_calls=[
+                {"name": name, "args": {k: v.format(i=i) for k, v in args.items()}, "id": f"c{i}"}
+            ],
+        )
+        for i in range(count)
+    ]
+
+
+SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
+    "answered": (
+        [*calls("lookup", 1, order_id="ORD-1"), "ORD-1 is paid."],
+        [lookup],
+        AgentSettings(),
+    ),
+    "repeated": (calls("lookup", 4, order_id="ORD-1"), [lookup], AgentSettings(repeat_notes=1)),
+    "same_replies": ([""] * 4, [lookup], AgentSettings()),
+    "breaker": ([*calls("fetch", 6, url="https://x/{i}"), "No page."], [fetch], AgentSettings()),
+    "over_budget": (
+        [*calls("read", 6, key="k{i}"), "Lorem."],
+        [read],
+        AgentSettings(token_budget=2400, max_tokens=300),
+    ),  # the faces' prompts differ (the loop writes its own): both close at the third call
+    "step_cap": (
+        [*calls("lookup", 6, order_id="ORD-{i}"), "All paid."],
+        [lookup],
+        AgentSettings(max_steps=3),
+    ),
+}
+"""A run that each rule ends, by the rule's name."""
+NOT_ON_THE_MIDDLEWARE = {
+    "same_replies": "LangChain reads the model's tool calls itself: a reply create_agent "
+    "cannot use ends its run as an answer, so no unusable reply reaches tether",
+}
+
+
+def on_the_loop(replies: list[Any], tools: list[Any], settings: AgentSettings) -> tuple[Any, ...]:
+    model = ScriptedChatModel(responses=list(replies))
+    native = settings.model_copy(update={"protocol": "native"})
+    graph = build_graph(native, model=model, registry=ToolRegistry(tools), sleep=lambda s: None)
+    state, _ = run_traced(graph, {"task": "Look up ORD-1"})
+    return len(model.calls), state.get("cause"), model.calls[-1].messages[-1].text
+
+
+def on_the_middleware(
+    replies: list[Any], tools: list[Any], settings: AgentSettings
+) -> tuple[Any, ...]:
+    model = ScriptedChatModel(responses=list(replies))
+    errors = ToolRetryMiddleware(max_retries=0)  # a tool's exception as an error result
+    agent = create_agent(
+        model, tools=tools, middleware=tether_middleware(settings, retries=[errors])
+    )
+    out = agent.invoke({"messages": [HumanMessage("Look up ORD-1")]})
+    return len(model.calls), out.get("tether_cause"), model.calls[-1].messages[-1].text
+
+
+@pytest.mark.parametrize("rule", [rule.__name__ for rule in STOP_RULES])
+def test_each_stop_rule_stops_both_faces_alike(rule: str) -> None:
+    if rule in NOT_ON_THE_MIDDLEWARE:
+        pytest.xfail(NOT_ON_THE_MIDDLEWARE[rule])
+    replies, tools, settings = SCENARIOS[rule]
+    loop_calls, loop_cause, loop_last = on_the_loop(replies, tools, settings)
+    calls_made, cause, last = on_the_middleware(replies, tools, settings)
+    assert (calls_made, cause) == (loop_calls, loop_cause)
+    if cause in ("breaker", "over_budget", "budget", "step_cap"):  # a cap: the last answer's note
+        assert last == cap_note(cause) and cap_note(cause) in loop_last
