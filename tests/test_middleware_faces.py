@@ -63,6 +63,21 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
         [read],
         AgentSettings(token_budget=2400, max_tokens=300),
     ),  # the faces' prompts differ (the loop writes its own): both close at the third call
+    "one_tool_failing": (
+        [
+            *[
+                pair
+                for i in range(3)
+                for pair in (
+                    *calls("fetch", 1, url=f"https://x/{i}"),
+                    *calls("lookup", 1, order_id=f"ORD-{i}"),
+                )
+            ],
+            "No page.",
+        ],
+        [fetch, lookup],
+        AgentSettings(max_tool_failures=3),
+    ),  # failures between successes: the breaker never opens
     "step_cap": (
         [*calls("lookup", 6, order_id="ORD-{i}"), "All paid."],
         [lookup],
@@ -104,5 +119,5 @@ def test_each_stop_rule_stops_both_faces_alike(rule: str) -> None:
     loop_calls, loop_cause, loop_last = on_the_loop(replies, tools, settings)
     calls_made, cause, last = on_the_middleware(replies, tools, settings)
     assert (calls_made, cause) == (loop_calls, loop_cause)
-    if cause in ("breaker", "over_budget", "budget", "step_cap"):  # a cap: the last answer's note
+    if cause in ("breaker", "tool_failures", "budget", "step_cap"):  # a cap: the last answer's note
         assert last == cap_note(cause) and cap_note(cause) in loop_last

@@ -20,7 +20,9 @@ from langchain_tether import answer_of, check_order, tether_middleware
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, tool
+from tether.tools import error as tether_error
 from tether.tools import run_id_from
+from tether.tools import success as tether_success
 
 from tests.test_middleware import (
     ONE_ATTEMPT,
@@ -164,6 +166,45 @@ def test_a_tools_text_nested_too_deep_for_the_parser_is_taken_as_text() -> None:
     agent, _ = agent_with([*reads("deep", 2), "Done."], [deep], tether_middleware())
     out = agent.invoke(ask("Read the keys"))
     assert out["messages"][-1].text == "Done." and out.get("tether_status") == "completed"
+
+
+@tool
+def charge_card(order_id: str) -> Any:
+    """Charge an order: the card is declined, as a handled failure."""
+    runs["charge_card"] += 1
+    return tether_error("card declined: insufficient funds", error_type="tool_error")
+
+
+@tool
+def order_status(order_id: str) -> Any:
+    """An order's status, with a confidence score."""
+    return tether_success({"order_id": order_id, "status": "shipped"}, confidence_score=0.9)
+
+
+def test_a_tether_tools_handled_failure_is_a_failure_and_its_answer_is_json() -> None:
+    """A tool's ``error(...)`` (the demo world's refused payment) is a failure the breaker
+    counts, whatever create_agent's ToolNode makes of it; every answer the model reads is
+    JSON or the failure's message, never a Python repr."""
+    replies = [
+        AIMessage("", tool_calls=[{"name": "order_status", "args": {"order_id": "A1"}, "id": "s"}]),
+        *[
+            AIMessage(
+                "",
+                tool_calls=[{"name": "charge_card", "args": {"order_id": f"A{i}"}, "id": f"c{i}"}],
+            )
+            for i in range(6)
+        ],
+        "Charged.",
+    ]
+    settings = AgentSettings(cap_answer=False)
+    agent, _ = agent_with(replies, [order_status, charge_card], tether_middleware(settings))
+    out = agent.invoke(ask("Charge the orders"))
+    answers = [m.text for m in out["messages"] if m.type == "tool"]
+    assert answers[0] == '{"order_id": "A1", "status": "shipped"}'
+    assert set(answers[1:]) == {"card declined: insufficient funds"}, answers
+    assert "ToolOutput" not in "".join(answers)
+    assert runs["charge_card"] == 4 and out["tether_status"] == "failed"  # the breaker opened
+    assert out["tether_cause"] == "breaker"
 
 
 # --- F4: one id, two calls -----------------------------------------------------------------------

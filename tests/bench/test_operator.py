@@ -214,12 +214,16 @@ def test_a_model_that_only_proposes_the_rejected_write_is_stopped_within_the_ste
     replies = [call(style, "cancel_order", ORDER) for _ in range(3 * NO_WAIT.step_cap)]
     record, _, _ = run_scripted(agent, by_id[STATUS], worlds, replies)
     assert record.steps <= NO_WAIT.step_cap
-    assert record.termination in ("max_steps", "failed")
+    # the middleware counts every request's prompt (the domain policy in each): its budget
+    # may end the run before the step cap does
+    ended = ("max_steps", "failed", "partial") if name == "create_agent_tether" else None
+    assert record.termination in (ended or ("max_steps", "failed"))
     assert record.unintended_writes_executed == 0 and not record.tool_calls
     if name == "tether":  # asked once, then refused until the breaker opens
         assert len(record.approvals) == 1 and record.termination == "failed"
     else:  # the baselines put the same call to the operator on every proposal
-        assert len(record.approvals) >= record.steps - 1 and record.termination == "max_steps"
+        assert len(record.approvals) >= record.steps - 1
+        assert record.termination == "max_steps" or name == "create_agent_tether"
 
 
 def test_tether_refuses_a_rejected_write_proposed_again_without_asking_again(

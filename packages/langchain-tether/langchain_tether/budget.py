@@ -13,7 +13,7 @@ from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
-from tether import AgentSettings, usage_problem
+from tether import AgentSettings
 from tether.decisions import Usage, Verdict
 from tether.memory import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
 
@@ -35,7 +35,7 @@ class TokenBudgetMiddleware(
     from what is known (if that call fits), and the run ends ``partial``.
 
     What a call spent is counted here; the server's usage is taken only when it is
-    plausible for the prompt and reply counted (:func:`tether.usage_problem`, the loop's
+    plausible for the prompt and reply counted (:func:`tether.decisions.usage_problem`, the loop's
     rule), so a server that under- or over-reports cannot stretch or end the run.
 
     Hooks: ``wrap_model_call`` (no graph node of its own). State: the run's usage
@@ -139,7 +139,7 @@ class TokenBudgetMiddleware(
         """What one call spent: the server's usage when it is plausible, else the count."""
         written = self.counter.count(reply.text) + self.counter.count(call_text(reply))
         meta: Any = reply.usage_metadata
-        if usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
+        if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
             return {
                 "input_tokens": meta["input_tokens"],
                 "output_tokens": meta["output_tokens"],

@@ -28,7 +28,6 @@ if TYPE_CHECKING:
     from tether.graph.builder import build_graph
     from tether.graph.diagram import mermaid
     from tether.llm.model import make_chat_model
-    from tether.nodes.think import usage_problem
     from tether.settings import AgentSettings, RunSettings, load_settings
     from tether.state import (
         CAUSES,
@@ -90,7 +89,6 @@ _EXPORTS = {
     "mermaid": "tether.graph.diagram",
     "success": "tether.tools",
     "tool": "tether.tools",
-    "usage_problem": "tether.nodes.think",
 }
 
 __all__ = [
@@ -129,7 +127,6 @@ __all__ = [
     "mermaid",
     "success",
     "tool",
-    "usage_problem",
 ]
 
 __getattr__ = lazy_getattr(__name__, _EXPORTS, globals())

@@ -48,20 +48,20 @@ Keyed by plain ``str``, so a status read back from a saved run can be looked up 
 (``STATUSES.get(value)`` is None for one this tether does not have)."""
 
 StopCause = Literal[
-    "answer",  # the model gave its final answer (completed)
-    "cancel",  # an operator asked the run to stop (cancelled)
-    "step_cap",  # max_steps model calls without a final answer (max_steps)
-    "budget",  # the next call would cross token_budget, or the run crossed it (partial)
-    "breaker",  # more than breaker_failures failed steps in a row (failed)
-    "tool_failures",  # one tool failed max_tool_failures times in the run (failed)
-    "repeat",  # a call proposed again after the notes said it ends the run (no_progress)
-    "same_reply",  # the same unusable reply three times in a row (no_progress)
-    "rule",  # a user rule said stop (the rule's status)
-    "unsettled",  # a final answer while a side effect's outcome was unknown (failed)
+    "answer",
+    "cancel",
+    "step_cap",
+    "budget",
+    "breaker",
+    "tool_failures",
+    "repeat",
+    "same_reply",
+    "rule",
+    "unsettled",
 ]
-"""What ended a run, beside its status: one cause per stop rule, so a new rule that ends
-``failed`` is not told to the model as the breaker. The model's note at a cap, the console and
-the benchmark key on the cause."""
+"""What ended a run, beside its status (each cause's meaning is in :data:`CAUSES`): one cause
+per stop rule, so a new rule that ends ``failed`` is not told to the model as the breaker. The
+model's note at a cap, the console and the benchmark key on the cause."""
 
 CAUSES: Mapping[str, str] = MappingProxyType(
     {

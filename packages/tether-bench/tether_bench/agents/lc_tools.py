@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from langchain_core.runnables.config import ensure_config
 from langchain_core.tools import BaseTool
 from tether import ToolRegistry, TransientToolError
 from tether.tools import Envelope, error_envelope
@@ -70,12 +71,13 @@ class RegistryTool(BaseTool):
             tool_input = parsed
         if rejected := self._rejection(tool_input):
             return _dump(rejected)
-        result = self.registry.invoke(self.name, tool_input)
+        config = ensure_config()  # the run's (a middleware's run id too): the registry's to see
+        result = self.registry.invoke(self.name, tool_input, config)
         for attempt in range(1, self.attempts):
             if not _transient(result):
                 break
             self.sleep(self.rng.uniform(0, self.harness.delay(attempt)))
-            result = self.registry.invoke(self.name, tool_input)
+            result = self.registry.invoke(self.name, tool_input, config)
         if self.raise_transient and _transient(result):
             raise TransientToolError(result.get("message", "transient failure"))
         return _dump(result)

@@ -9,7 +9,8 @@ middleware takes as the loop does (re-exported as they are), and the state types
 from tether.decisions.final_check import check_final, first_lookup, record_result
 from tether.decisions.notes import cap_note, plain_values
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision, backoff_delay, before_call
-from tether.decisions.policy import classify, gate, history_window, stale_records, wants_retry
+from tether.decisions.policy import classify, gate, history_window, stale_records, usage_problem
+from tether.decisions.policy import wants_retry
 from tether.decisions.side_effects import must_resolve_first, settled_verdict, unresolved_after
 from tether.decisions.side_effects import unknown_outcome_note
 from tether.decisions.stop_rules import STOP_RULES, StopFacts, StopRule, first_stop
@@ -24,9 +25,9 @@ from tether.tools.failures import describe, is_transient
 __all__ = [  # noqa: RUF022 (grouped by the module each name comes from)
     "check_final", "first_lookup", "record_result", "cap_note", "plain_values",
     "NOT_AN_OUTCOME", "GateDecision", "backoff_delay", "before_call", "classify", "gate",
-    "history_window", "stale_records", "wants_retry", "must_resolve_first", "settled_verdict",
-    "unresolved_after", "unknown_outcome_note", "STOP_RULES", "StopFacts", "StopRule",
-    "first_stop", "recall_hint", "switch_hint", "temperature_for", "FAILURE_KINDS",
+    "history_window", "stale_records", "usage_problem", "wants_retry", "must_resolve_first",
+    "settled_verdict", "unresolved_after", "unknown_outcome_note", "STOP_RULES", "StopFacts",
+    "StopRule", "first_stop", "recall_hint", "switch_hint", "temperature_for", "FAILURE_KINDS",
     "TOOL_ERROR_TYPES", "CallEvent", "CallRecord", "Proposal", "StepRecord", "ToolResult",
     "Usage", "Verdict", "add_usage", "call_key", "keep_window", "record_calls", "windowed",
     "LOOP_ORIGIN", "describe", "is_transient",

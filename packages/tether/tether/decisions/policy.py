@@ -43,6 +43,28 @@ from tether.tools.registry import validated
 SUMMARY_CHARS = 300
 
 
+def usage_problem(meta: Any, counted: tuple[int, int], max_tokens: int) -> str | None:
+    """Why a server's reported usage cannot be taken (None: it can): missing, malformed,
+    not adding up, or implausible against what was counted, (prompt, reply) tokens."""
+    if not meta or not meta.get("total_tokens"):
+        return "the server reported no usage; tokens were counted"
+    values = [meta.get(k) for k in ("input_tokens", "output_tokens", "total_tokens")]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in values):
+        return f"the server reported unusable usage {values}; tokens were counted"
+    inp, out, total = values
+    if total != inp + out:
+        return f"the server's usage does not add up ({inp} + {out} != {total}); tokens were counted"
+    prompt, written = counted
+    low = 4 * inp + 64 < prompt or 4 * out + 64 < written
+    if low or inp > 4 * prompt + 2048 or out > 2 * max_tokens + 64:
+        return (
+            f"the server's usage is implausibly {'low' if low else 'high'} ({inp} in, {out} out "
+            f"for a prompt of ~{prompt} tokens, a reply of ~{written} and max_tokens "
+            f"{max_tokens}); tokens were counted"
+        )
+    return None
+
+
 # --- before a model call ----------------------------------------------------------------------
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tether.settings import AgentSettings
-from tether.state import StepRecord, Usage, Verdict
+from tether.state import Status, StepRecord, StopCause, Usage, Verdict
 
 
 @dataclass(frozen=True)
@@ -36,32 +36,36 @@ StopRule = Callable[[StopFacts, AgentSettings], Verdict | None]
 """A stop rule: the verdict that ends the run, or None to go on."""
 
 
+def stop(status: Status, cause: StopCause, reason: str) -> Verdict:
+    """A verdict that ends the run at once."""
+    return {"status": status, "cause": cause, "reason": reason}
+
+
+def cap(status: Status, cause: StopCause, reason: str) -> Verdict:
+    """A verdict that ends the run after one last call, with no tools, asks the model for its
+    answer (``cap_answer``), telling it why in the cause's words."""
+    return {"status": status, "cause": cause, "reason": reason, "cap": True}
+
+
 def answered(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """The model gave its final answer (and the check took it)."""
     if facts.history[-1]["kind"] != "final":
         return None
-    reason = f"final answer after {facts.steps} step(s)"
-    return {"status": "completed", "cause": "answer", "reason": reason}
+    return stop("completed", "answer", f"final answer after {facts.steps} step(s)")
 
 
 def repeated(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """A call proposed again after the notes said one more proposal ends the run."""
     last = facts.history[-1]
-    if last["kind"] != "repeat":
-        return None
-    return {"status": "no_progress", "cause": "repeat", "reason": last["summary"]}
+    return stop("no_progress", "repeat", last["summary"]) if last["kind"] == "repeat" else None
 
 
 def same_replies(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """The same unusable reply three times in a row, the last after a note said so."""
     if not same_reply(facts.history, 3):
         return None
-    return {
-        "status": "no_progress",
-        "cause": "same_reply",
-        "reason": "the same unusable reply three times in a row, the last after a note: "
-        f"{facts.history[-1]['summary']}",
-    }
+    why = "the same unusable reply three times in a row, the last after a note"
+    return stop("no_progress", "same_reply", f"{why}: {facts.history[-1]['summary']}")
 
 
 def breaker(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
@@ -70,33 +74,23 @@ def breaker(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     streak = facts.failure_streak
     if streak <= settings.breaker_failures:
         return None
-    listed = "; ".join(
-        f"step {r['step']} {r['kind']}: {r['summary']}" for r in facts.history[-streak:]
+    failed = facts.history[-streak:]
+    listed = "; ".join(f"step {r['step']} {r['kind']}: {r['summary']}" for r in failed)
+    return cap(
+        "failed", "breaker", f"circuit breaker: {streak} consecutive failed steps ({listed})"
     )
-    return {
-        "status": "failed",
-        "cause": "breaker",
-        "reason": f"circuit breaker: {streak} consecutive failed steps ({listed})",
-        "cap": True,
-    }
 
 
 def one_tool_failing(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """One tool has failed ``max_tool_failures`` times in this run, in a row or not (off when
     unset): a tool that keeps failing between successes never trips the breaker."""
     limit = settings.max_tool_failures
-    failing = [
-        (count, tool) for tool, count in facts.tool_failures.items() if count >= (limit or 0)
-    ]
+    failing = [(n, tool) for tool, n in facts.tool_failures.items() if n >= (limit or 0)]
     if limit is None or not failing:
         return None
     count, tool = max(failing)
-    return {
-        "status": "failed",
-        "cause": "tool_failures",
-        "reason": f"{tool} failed {count} times in this run (max_tool_failures={limit})",
-        "cap": True,
-    }
+    why = f"{tool} failed {count} times in this run (max_tool_failures={limit})"
+    return cap("failed", "tool_failures", why)
 
 
 def over_budget(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
@@ -104,27 +98,16 @@ def over_budget(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     usage = facts.usage
     if usage is None or usage["total_tokens"] <= settings.token_budget:
         return None
-    return {
-        "status": "partial",
-        "cause": "budget",
-        "reason": (
-            f"token budget {settings.token_budget} exceeded: spent {usage['total_tokens']} "
-            f"({usage['input_tokens']} in, {usage['output_tokens']} out)"
-        ),
-        "cap": True,
-    }
+    spent = f"{usage['total_tokens']} ({usage['input_tokens']} in, {usage['output_tokens']} out)"
+    return cap("partial", "budget", f"token budget {settings.token_budget} exceeded: spent {spent}")
 
 
 def step_cap(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """``max_steps`` model calls without a final answer."""
     if facts.steps < settings.max_steps:
         return None
-    return {
-        "status": "max_steps",
-        "cause": "step_cap",
-        "reason": f"step cap reached: {settings.max_steps} model calls without a final answer",
-        "cap": True,
-    }
+    why = f"step cap reached: {settings.max_steps} model calls without a final answer"
+    return cap("max_steps", "step_cap", why)
 
 
 STOP_RULES: tuple[StopRule, ...] = (

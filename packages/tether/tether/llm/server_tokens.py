@@ -22,9 +22,9 @@ and stops asking, so a missing endpoint costs one request, not one per count.
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
-from collections import OrderedDict
 from typing import Any, Literal, Protocol
 
 import httpx
@@ -77,9 +77,8 @@ class ServerTokenCounter:
         self.source: str = SERVER_SOURCE
         self.fallback_reason: str | None = None
         self.shape: Shape | None = None
-        self._cache: OrderedDict[str, int] = OrderedDict()
+        self._counted = functools.lru_cache(maxsize=cache_size)(self._server_count)
         self._chats: dict[str, int | None] = {}  # one entry per offered tool set
-        self._cache_size = cache_size
         self._lock = threading.Lock()
         self._client = httpx.Client(
             timeout=httpx.Timeout(timeout, connect=min(timeout, 1.0)), transport=transport
@@ -89,24 +88,17 @@ class ServerTokenCounter:
         """Tokens in ``text`` as the serving model counts them (or the fallback's estimate)."""
         if not text:
             return 0
-        with self._lock:
-            cached = self._cache.get(text)
-            if cached is not None:
-                self._cache.move_to_end(text)
-                return cached
-            use_server = self.source == SERVER_SOURCE
-        if not use_server:
+        if self.source != SERVER_SOURCE:
             return self.fallback.count(text)
+        return self._counted(text)
+
+    def _server_count(self, text: str) -> int:
+        """The server's count (kept per text, least recently used dropped first)."""
         try:
-            counted = self._ask(text)
+            return self._ask(text)
         except _CannotTokenize as exc:
             self._give_up(str(exc))
             return self.fallback.count(text)
-        with self._lock:
-            self._cache[text] = counted
-            if len(self._cache) > self._cache_size:
-                self._cache.popitem(last=False)
-        return counted
 
     def count_chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> int | None:
         """Tokens of ``messages`` with ``tools`` as the server's chat template renders them

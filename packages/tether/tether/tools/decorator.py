@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
 from collections.abc import Callable
 from typing import Any, overload
 
 from langchain_core.tools import BaseTool, StructuredTool
 from pydantic import BaseModel
 
-from tether.tools.marks import SIDE_EFFECTS
+from tether.tools.marks import ANSWERS, SIDE_EFFECTS
+from tether.tools.results import from_return
 
 
 @overload
@@ -40,7 +43,9 @@ def tool(
     is the description the model sees, so a function without one is refused.
     An ``async def`` becomes a tool for ``ainvoke`` (its sync ``invoke`` reports an error).
     ``side_effects=True`` marks a tool that changes the world; by default tether asks for
-    approval before running it.
+    approval before running it. Called with a tool call (as LangChain's ToolNode calls it,
+    under ``create_agent``), the tool answers with JSON text for the model and what the
+    function returned (a :class:`~tether.tools.ToolOutput` too) as the message's artifact.
     """
 
     def wrap(fn: Callable[..., Any]) -> BaseTool:
@@ -48,14 +53,42 @@ def tool(
         if not text:
             raise ValueError(f"tool {fn.__name__!r} needs a docstring or a description")
         is_async = inspect.iscoroutinefunction(fn)
+        answering = _answering(fn)
         return StructuredTool.from_function(
-            None if is_async else fn,
-            coroutine=fn if is_async else None,
+            None if is_async else answering,
+            coroutine=answering if is_async else None,
             name=name or fn.__name__,
             description=text,
             args_schema=args_schema,
             infer_schema=args_schema is None,
-            metadata={SIDE_EFFECTS: side_effects},
+            response_format="content_and_artifact",
+            metadata={SIDE_EFFECTS: side_effects, ANSWERS: True},
         )
 
     return wrap(func) if func is not None else wrap
+
+
+def _answering(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` returning (the text the model reads, what ``fn`` returned)."""
+
+    @functools.wraps(fn)
+    def answer(*args: Any, **kwargs: Any) -> tuple[str, Any]:
+        returned = fn(*args, **kwargs)
+        return answer_text(returned), returned
+
+    @functools.wraps(fn)
+    async def answer_async(*args: Any, **kwargs: Any) -> tuple[str, Any]:
+        returned = await fn(*args, **kwargs)
+        return answer_text(returned), returned
+
+    return answer_async if inspect.iscoroutinefunction(fn) else answer
+
+
+def answer_text(returned: Any) -> str:
+    """What the model reads of a tool's return value: its data as JSON (a string as it is),
+    or a handled failure's message, as the registry's envelope holds them."""
+    envelope = from_return(returned)
+    if envelope["status"] == "error":
+        return str(envelope.get("message", ""))
+    data = envelope.get("data")
+    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)

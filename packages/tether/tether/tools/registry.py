@@ -8,12 +8,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
+from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 from tether.tools.decorator import tool as make_tool
 from tether.tools.envelope import Envelope, error_envelope
+from tether.tools.marks import ANSWERS
 from tether.tools.results import cap_result, from_exception, from_return
 from tether.tools.safe import json_safe
 from tether.tools.stats import ToolStats
@@ -132,7 +134,7 @@ class ToolRegistry:
         checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
-                checked = from_return(tool.invoke(_call_args(checked), config=config))
+                checked = from_return(_returned(tool.invoke(_input(tool, checked), config)))
             except Exception as exc:  # a tool's failure is an observation, never a crash
                 checked = from_exception(tool.name, exc)
         return self._finish(name, checked, started)
@@ -149,7 +151,7 @@ class ToolRegistry:
         checked = validated(tool, args)
         if isinstance(checked, BaseModel):
             try:
-                checked = from_return(await tool.ainvoke(_call_args(checked), config=config))
+                checked = from_return(_returned(await tool.ainvoke(_input(tool, checked), config)))
             except Exception as exc:
                 checked = from_exception(tool.name, exc)
         return self._finish(name, checked, started)
@@ -200,6 +202,21 @@ def validated(tool: BaseTool, args: Any) -> BaseModel | Envelope:
     except Exception as exc:  # a validator that raised something else, or unreadable args
         message = f"Invalid arguments for {tool.name}: {type(exc).__name__}."
         return error_envelope(message, error_type="validation_error")
+
+
+def _input(tool: BaseTool, validated: BaseModel) -> dict[str, Any]:
+    """The arguments; for a tool of tether's ``@tool``, a tool call carrying them, since it
+    answers a call with the function's own return value as the artifact (:func:`_returned`)."""
+    args = _call_args(validated)
+    marked = (tool.metadata or {}).get(ANSWERS)
+    return (
+        {"type": "tool_call", "id": "tether", "name": tool.name, "args": args} if marked else args
+    )
+
+
+def _returned(answer: Any) -> Any:
+    """What the tool returned: a tether tool's artifact, else the answer itself."""
+    return answer.artifact if isinstance(answer, ToolMessage) else answer
 
 
 def _call_args(validated: BaseModel) -> dict[str, Any]:
