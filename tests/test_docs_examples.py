@@ -31,8 +31,8 @@ An HTML comment right before a block changes how it runs; a block without one mu
   and layout aside; ``...`` stands for code left out), so a quote cannot drift.
 
 A command must exit 0, or the code its own comment names (``# ... exits 3``: a run that
-waits for approval). Identical commands (the same benchmark in four pages) run once, in the
-page met first.
+waits for approval). A benchmark or replay command that several pages
+give (the same benchmark in four pages) runs once, in the page met first.
 """
 
 from __future__ import annotations
@@ -68,6 +68,8 @@ DOCS = sorted(path for path in (ROOT / "docs").rglob("*.md") if "examples" not i
 PAGES = [ROOT / "README.md", *DOCS]
 DOCS_URLS = ("http://localhost:8000", "http://127.0.0.1:8000")
 """The vLLM server the docs point at, rewritten to the stub's."""
+STANDALONE = re.compile(r"(tether (bench|replay)|python (benchmarks/|-m tether_bench)) ")
+"""Commands whose outcome no later command reads: one run of each is enough."""
 COMMAND_TIMEOUT = 300  # a guard against a hung process, not a measure of speed
 FENCE = re.compile(r"^```(python|bash)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
@@ -426,10 +428,12 @@ class Page:
             if port:
                 wait_for_port(int(port.group(1)), server)
             return True
-        with self.lock:
-            first = self.seen.setdefault(command, block.where)
-        if first != block.where:
-            return True  # the same command already ran (or runs) for another page
+        if STANDALONE.match(command):
+            with self.lock:
+                key = " ".join(shlex.split(command, comments=True))
+                first = self.seen.setdefault(key, block.where)
+            if first != block.where:
+                return True  # the same command already ran (or runs) for another page
         started = time.monotonic()
         try:
             done = subprocess.run(
