@@ -55,6 +55,7 @@ SLOW_MODULES = {  # spawn processes, or run whole faulted flows against the worl
 
 TESTS = Path(__file__).parent
 LONGEST_FIRST = [  # about 65 s down to 8 s each on two idle cores
+    "test_docs_examples.py",
     "test_cli.py",
     "llm/test_embedded.py",
     "postgres/test_postgres.py",

@@ -28,7 +28,7 @@ import threading
 import time
 import uuid
 import zlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +65,9 @@ class StubConfig:
     script: list[str] = field(default_factory=list)  # text replies, in order, when non-empty
     gate: Gate | None = None
     tokenize_bodies: list[dict[str, Any]] = field(default_factory=list)
+    # A reply worked out from each request (text, or a tool call's name and arguments), when
+    # no script is left: for callers that cannot know in advance how many calls come.
+    respond: Callable[[dict[str, Any]], tuple[str | None, dict | None]] | None = None
 
 
 @dataclass
@@ -103,9 +106,11 @@ def _chat_tokens(body: dict[str, Any]) -> int:
 
 
 def _reply_pieces(body: dict[str, Any], config: StubConfig) -> tuple[str | None, dict | None]:
-    """The reply: the next scripted text, or a tool call to the first tool offered."""
+    """The reply: the next scripted text, ``respond``'s, or a call to the first tool offered."""
     if config.script:
         return config.script.pop(0), None
+    if config.respond is not None:
+        return config.respond(body)
     tools = body.get("tools") or []
     if tools and body.get("tool_choice") != "none":
         name = tools[0]["function"]["name"]

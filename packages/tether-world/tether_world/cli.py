@@ -128,8 +128,10 @@ def demo(
     typer.secho("scripted demo: replies come from a script, not a model", fg="yellow", err=True)
     with World.temporary() as world:
         model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES))
-        # No run store here, so nothing can pause: the scripted payment runs unapproved.
-        settings = load_settings(approval_tools=[])
+        # No run store here, so nothing can pause: the scripted payment runs unapproved. The
+        # replies are ReAct text: a TETHER_PROTOCOL or TETHER_BASE_URL in the environment
+        # (which picks json_schema) must not make the script unreadable.
+        settings = load_settings(approval_tools=[], protocol="react")
         graph = build_graph(settings, model=model, registry=world.registry())
         printer = None if as_json else TracePrinter()
         final: dict[str, Any] = {}
