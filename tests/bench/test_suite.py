@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 import tether_bench.matching
+import typer
 from tether_bench.backends import BackendSpec
+from tether_bench.cli import plan_bench
 from tether_bench.metrics import all_metrics
 from tether_bench.options import BenchOptions
 from tether_bench.records import Approval, RunRecord, Verdict
@@ -77,3 +80,18 @@ def test_scenarios_ship_inside_the_package_and_matching_stands_alone() -> None:
         for a in n.names
     ]
     assert imported and not [m for m in imported if m and m.startswith("tether_bench")]
+
+
+def test_a_dry_run_checks_the_plan_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tether bench --dry-run`` counts what the options ask for, checked as a run checks
+    them, and writes nothing; an agent that does not exist is the run's own one-line error."""
+    out = tmp_path / "bench-out"
+    plan_bench(BenchOptions(agents=["tether", "create_agent"], seeds=[0, 1], sample=3, out=out))
+    said = capsys.readouterr().out
+    assert said.startswith("would run 12 runs: 2 agents (tether, create_agent) x 3 scenarios")
+    assert not out.exists()
+    with pytest.raises(typer.Exit) as stopped:
+        plan_bench(BenchOptions(agents=["nobody"], out=out))
+    assert stopped.value.exit_code == 2

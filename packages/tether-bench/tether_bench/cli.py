@@ -86,13 +86,20 @@ def bench(  # one line per flag; the flags only fill BenchOptions
     out: Annotated[Path, Opt(help="Output directory.")] = Path("bench-out"),
     progress: Annotated[bool, Opt(help="Show a progress bar.")] = True,
     charts: Annotated[bool, Opt(help="Write PNG charts.")] = True,
+    dry_run: Annotated[
+        bool, Opt(help="Check the options, scenarios and personas, print the plan, run nothing.")
+    ] = False,
 ) -> None:
     """Benchmark agents side by side: same model, tools and harness, judged on the world."""
     values = dict(locals())  # the flags, before any other local exists
     from tether.extras import require
 
     require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
-    run_bench(bench_options(values), command=" ".join(["tether", "bench", *sys.argv[2:]]))
+    options = bench_options({k: v for k, v in values.items() if k != "dry_run"})
+    if dry_run:
+        plan_bench(options)
+    else:
+        run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))
 
 
 def bench_options(flags: dict[str, Any]) -> BenchOptions:
@@ -175,6 +182,30 @@ def run_bench(options: BenchOptions, command: str = "tether bench") -> None:
     if suite.ablation:
         sys.stdout.write("\nAblation (also in ablation.md):\n\n" + ablation_markdown(suite))
     err.print(f"wrote {len(paths)} files to {options.out} in {suite.wall_s:.1f} s of runs")
+
+
+def plan_bench(options: BenchOptions) -> None:
+    """What ``options`` would run, checked as a run checks it (agents, scenario file, personas,
+    ablation), printed as one line; nothing is run or written."""
+    from tether_bench.ablation import ablation_plan
+    from tether_bench.scenarios import ScenarioFileError
+    from tether_bench.suite import backend_spec, run_plan, select_scenarios
+
+    try:
+        _check_agents(options.agents)
+        plan = run_plan(options, select_scenarios(options), ablation_plan(options))
+        for persona in options.personas:
+            for seed in options.seeds:
+                backend_spec(options, seed, persona)
+    except (TetherError, ScenarioFileError, ValueError) as exc:
+        fail(said(exc))
+    cells = len(options.personas) * len(options.seeds)
+    runs = len(plan.agents) * len(plan.scenarios) * plan.trials * cells
+    sys.stdout.write(
+        f"would run {runs} runs: {len(plan.agents)} agents ({', '.join(plan.agents)}) x "
+        f"{len(plan.scenarios)} scenarios x {plan.trials} trial(s) x {cells} (persona, seed) "
+        f"on {options.backend}; nothing run\n"
+    )
 
 
 def _check_agents(names: list[str]) -> None:
