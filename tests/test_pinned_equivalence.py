@@ -29,6 +29,7 @@ from langchain_core.messages import (
     BaseMessage,
     HumanMessage,
     SystemMessage,
+    ToolMessage,
     convert_to_openai_messages,
 )
 from langchain_core.runnables import RunnableConfig
@@ -231,11 +232,21 @@ def test_the_tool_decorator_builds_what_langchains_builds(
     assert isinstance(theirs_schema, type) and issubclass(theirs_schema, BaseModel)
     assert ours_schema.model_json_schema() == theirs_schema.model_json_schema()
     assert convert_to_openai_tool(ours) == convert_to_openai_tool(theirs)
-    assert (ours.func, ours.coroutine) == (theirs.func, theirs.coroutine)  # type: ignore[attr-defined]
+    # the same function or coroutine, answering a tool call with content and artifact
+    wrapped = tuple(getattr(f, "__wrapped__", None) for f in (ours.func, ours.coroutine))  # type: ignore[attr-defined]
+    assert wrapped == (theirs.func, theirs.coroutine)  # type: ignore[attr-defined]
+    assert ours.response_format == "content_and_artifact"
 
 
 # --- tools/registry.py: validation and envelopes ---------------------------------------------
 REGISTRY = ToolRegistry([repeat, nested, failing, refusing])  # injected: refused (below)
+
+
+def returned_by(item: BaseTool, args: dict[str, Any]) -> Any:
+    """What ``BaseTool.invoke`` gives of the function's return: a tether tool answers a tool
+    call with it as the ToolMessage's artifact."""
+    answer = item.invoke({"type": "tool_call", "id": "t", "name": item.name, "args": args})
+    return answer.artifact if isinstance(answer, ToolMessage) else answer
 
 
 @pytest.mark.parametrize(
@@ -253,7 +264,7 @@ def test_registry_envelopes_carry_what_basetool_invoke_gives(
     item, args = case
     envelope = REGISTRY.invoke(item.name, dict(args))
     aenvelope = asyncio.run(REGISTRY.ainvoke(item.name, dict(args)))
-    lib = outcome(lambda: item.invoke(dict(args)))
+    lib = outcome(lambda: returned_by(item, dict(args)))
     for got in (envelope, aenvelope):
         if lib[0] == "returned":
             assert got["status"] == "success"

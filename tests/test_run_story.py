@@ -65,10 +65,11 @@ def test_the_story_of_a_completed_run(simulated: SimulatorServer, tmp_path: Path
         "model calls compute_discount",
         "model answers",
         "loop ends the run: final answer after 3 step(s)",
-        "completed: the model gave a final answer (tether does not check that it is right)",
+        "completed (answer): the model gave its final answer",
     ):
         assert told in out, (told, out)
-    assert out.index("query_order") < out.index("compute_discount") < out.index("completed:")
+    ended = out.index("completed (answer):")
+    assert out.index("query_order") < out.index("compute_discount") < ended
     cost = re.search(r"cost 3 step\(s\), ([\d,]+) tokens \(([\d,]+) in, ([\d,]+) out\)", out)
     assert cost, out
     total, inp, outp = (int(x.replace(",", "")) for x in cost.groups())
@@ -79,7 +80,7 @@ def test_the_story_of_a_completed_run(simulated: SimulatorServer, tmp_path: Path
 def test_a_run_cut_by_the_step_cap_says_so(simulated: SimulatorServer, tmp_path: Path) -> None:
     code, out = _run(simulated, tmp_path, "cap", "--max-steps", "1")
     assert code == 1, out
-    assert "max_steps: stopped by the step cap before a final answer" in out
+    assert "max_steps (step_cap): the step cap is reached (max_steps model calls)" in out
     assert "why step cap reached: 1 model calls without a final answer" in out
     assert "asks the model for its best answer, no tools" in out
     assert "answer was asked for at the cap" in out
@@ -126,7 +127,7 @@ def test_unusable_replies_and_the_breaker_are_told() -> None:
     assert out.count("model  wrote a reply the loop could not use") == 5  # the last at the cap
     assert "step failed (parse failure; 1 in a row): sends the model a note" in out
     assert "step failed (parse failure; 2 in a row): sends the model a note" in out
-    assert "failed: stopped: too many failed steps in a row (circuit breaker)" in out
+    assert "failed (breaker): too many steps failed in a row (the circuit breaker)" in out
     assert "step failed (parse failure; 3 in a row): sends the model a note" in out
     assert "why    circuit breaker: 4 consecutive failed steps" in out
     assert "asks the model for its best answer, no tools" in out
@@ -139,7 +140,7 @@ def test_a_forced_final_answer_is_told_and_the_answer_is_the_models() -> None:
     assert "the call already succeeded: not run again" in out
     assert "no tool offered this step, only a final answer" in out
     assert "answer It is pending." in " ".join(out.split())
-    assert "completed: the model gave a final answer" in out
+    assert "completed (answer): the model gave its final answer" in out
 
 
 def test_a_tool_listed_but_not_callable_is_told_with_its_reason() -> None:

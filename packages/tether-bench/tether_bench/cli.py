@@ -86,17 +86,19 @@ def bench(  # one line per flag; the flags only fill BenchOptions
     out: Annotated[Path, Opt(help="Output directory.")] = Path("bench-out"),
     progress: Annotated[bool, Opt(help="Show a progress bar.")] = True,
     charts: Annotated[bool, Opt(help="Write PNG charts.")] = True,
-    dry_run: Annotated[
-        bool, Opt(help="Check the options, scenarios and personas, print the plan, run nothing.")
-    ] = False,
+    dry_run: Annotated[bool, Opt(help="Check the options, print the plan, run nothing.")] = False,
 ) -> None:
     """Benchmark agents side by side: same model, tools and harness, judged on the world."""
-    values = dict(locals())  # the flags, before any other local exists
+    command(dict(locals()))  # the flags, before any other local exists
+
+
+def command(flags: dict[str, Any]) -> None:
+    """Run, or with ``dry_run`` only plan, what the command's flags ask for."""
     from tether.extras import require
 
     require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
-    options = bench_options({k: v for k, v in values.items() if k != "dry_run"})
-    if dry_run:
+    options = bench_options({k: v for k, v in flags.items() if k != "dry_run"})
+    if flags["dry_run"]:
         plan_bench(options)
     else:
         run_bench(options, command=" ".join(["tether", "bench", *sys.argv[2:]]))

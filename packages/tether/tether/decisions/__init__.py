@@ -5,7 +5,7 @@ package's ``__all__`` lists is public: the stop rules and the decisions the crea
 middleware takes as the loop does (re-exported as they are), and the state types they read.
 """
 
-# isort: off
+# isort: skip_file
 from tether.decisions.final_check import check_final, first_lookup, record_result
 from tether.decisions.notes import cap_note, plain_values
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision, backoff_delay, before_call
@@ -20,7 +20,6 @@ from tether.state import StepRecord, ToolResult, Usage, Verdict, add_usage, call
 from tether.state import keep_window, record_calls, windowed
 from tether.tools.envelope import LOOP_ORIGIN
 from tether.tools.failures import describe, is_transient
-# isort: on
 
 __all__ = [  # noqa: RUF022 (grouped by the module each name comes from)
     "check_final", "first_lookup", "record_result", "cap_note", "plain_values",

@@ -49,9 +49,10 @@ def cap(status: Status, cause: StopCause, reason: str) -> Verdict:
 
 def answered(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
     """The model gave its final answer (and the check took it)."""
-    if facts.history[-1]["kind"] != "final":
-        return None
-    return stop("completed", "answer", f"final answer after {facts.steps} step(s)")
+    done = facts.history[-1]["kind"] == "final"
+    return (
+        stop("completed", "answer", f"final answer after {facts.steps} step(s)") if done else None
+    )
 
 
 def repeated(facts: StopFacts, settings: AgentSettings) -> Verdict | None:

@@ -29,9 +29,9 @@ class Assessment:
 
     @property
     def decision(self) -> str:
-        if self.verdict:
-            return "stop"
-        return "switch" if self.record["kind"] in FAILURE_KINDS and self.hints else "continue"
+        """What the trace says of the step: stop, switch (after a failure, with a note) or go on."""
+        switch = self.record["kind"] in FAILURE_KINDS and self.hints
+        return "stop" if self.verdict else "switch" if switch else "continue"
 
 
 def assess(

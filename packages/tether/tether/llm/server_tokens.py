@@ -88,9 +88,7 @@ class ServerTokenCounter:
         """Tokens in ``text`` as the serving model counts them (or the fallback's estimate)."""
         if not text:
             return 0
-        if self.source != SERVER_SOURCE:
-            return self.fallback.count(text)
-        return self._counted(text)
+        return self._counted(text) if self.source == SERVER_SOURCE else self.fallback.count(text)
 
     def _server_count(self, text: str) -> int:
         """The server's count (kept per text, least recently used dropped first)."""

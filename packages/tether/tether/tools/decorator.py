@@ -9,6 +9,7 @@ from collections.abc import Callable
 from typing import Any, overload
 
 from langchain_core.tools import BaseTool, StructuredTool
+from langchain_core.tools.base import ToolOutputMixin
 from pydantic import BaseModel
 
 from tether.tools.marks import ANSWERS, SIDE_EFFECTS
@@ -72,23 +73,25 @@ def _answering(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` returning (the text the model reads, what ``fn`` returned)."""
 
     @functools.wraps(fn)
-    def answer(*args: Any, **kwargs: Any) -> tuple[str, Any]:
+    def answer(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         returned = fn(*args, **kwargs)
         return answer_text(returned), returned
 
     @functools.wraps(fn)
-    async def answer_async(*args: Any, **kwargs: Any) -> tuple[str, Any]:
+    async def answer_async(*args: Any, **kwargs: Any) -> tuple[Any, Any]:
         returned = await fn(*args, **kwargs)
         return answer_text(returned), returned
 
     return answer_async if inspect.iscoroutinefunction(fn) else answer
 
 
-def answer_text(returned: Any) -> str:
+def answer_text(returned: Any) -> Any:
     """What the model reads of a tool's return value: its data as JSON (a string as it is),
-    or a handled failure's message, as the registry's envelope holds them."""
-    envelope = from_return(returned)
-    if envelope["status"] == "error":
-        return str(envelope.get("message", ""))
-    data = envelope.get("data")
+    or a handled failure's message, as the registry's envelope holds them. Messages and
+    commands (ToolNode's own answers, or a list of them) pass as they are."""
+    first = returned[0] if isinstance(returned, list) and returned else returned
+    if isinstance(first, ToolOutputMixin):
+        return returned
+    envelope = from_return(returned)  # a failure's envelope holds its message, no data
+    data = envelope["data"] if envelope["status"] == "success" else envelope.get("message", "")
     return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False)

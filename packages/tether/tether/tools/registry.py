@@ -208,10 +208,8 @@ def _input(tool: BaseTool, validated: BaseModel) -> dict[str, Any]:
     """The arguments; for a tool of tether's ``@tool``, a tool call carrying them, since it
     answers a call with the function's own return value as the artifact (:func:`_returned`)."""
     args = _call_args(validated)
-    marked = (tool.metadata or {}).get(ANSWERS)
-    return (
-        {"type": "tool_call", "id": "tether", "name": tool.name, "args": args} if marked else args
-    )
+    call = {"type": "tool_call", "id": "tether", "name": tool.name, "args": args}
+    return call if (tool.metadata or {}).get(ANSWERS) else args
 
 
 def _returned(answer: Any) -> Any:
