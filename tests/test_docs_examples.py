@@ -163,14 +163,18 @@ def _tool_branches(node: Any, into: dict[str, dict[str, Any]]) -> None:
 
 
 def arguments_for(schema: dict[str, Any]) -> dict[str, Any]:
-    """Values for the required arguments: the docs' order id for any text."""
+    """Values for the required arguments: the docs' order id for any text, an amount for
+    an amount."""
     properties = schema.get("properties") or {}
     values: dict[str, Any] = {}
     for name in schema.get("required", list(properties)):
         spec = properties.get(name) or {}
+        kinds = {spec.get("type"), *(branch.get("type") for branch in spec.get("anyOf", []))}
         if spec.get("enum"):
             values[name] = spec["enum"][0]
-        elif spec.get("type") in ("integer", "number"):
+        elif "amount" in name:  # a payment: an amount the schema accepts, as a string
+            values[name] = "299.00"
+        elif kinds & {"integer", "number"}:
             values[name] = 1
         elif spec.get("type") == "boolean":
             values[name] = False

@@ -97,7 +97,7 @@ def command(flags: dict[str, Any]) -> None:
     from tether.extras import require
 
     require("bench", "tether bench", "langchain", "langchain_classic", "matplotlib", "tqdm")
-    options = bench_options({k: v for k, v in flags.items() if k != "dry_run"})
+    options = bench_options(flags)
     if flags["dry_run"]:
         plan_bench(options)
     else:
@@ -108,7 +108,7 @@ def bench_options(flags: dict[str, Any]) -> BenchOptions:
     """The flags as one validated BenchOptions; exit 2 with one line on a bad value."""
     from tether_bench.options import BenchOptions
 
-    values = dict(flags)
+    values = {name: value for name, value in flags.items() if name != "dry_run"}  # not an option
     values.update(
         agents=_split(values["agents"]),
         seeds=_split(values["seeds"]),
