@@ -19,15 +19,13 @@ from tether.memory import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count
 
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, closed, plan_call
-from langchain_tether.common import TetherState, run_view
+from langchain_tether.common import RunState, run_view
 
 ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
 AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 
 
-class TokenBudgetMiddleware(
-    lc.AgentMiddleware[TetherState[lc.ResponseT], lc.ContextT, lc.ResponseT]
-):
+class TokenBudgetMiddleware(lc.AgentMiddleware[RunState[lc.ResponseT], lc.ContextT, lc.ResponseT]):
     """Counts each model request (messages and tool schemas, with tether's counter) and asks
     :func:`tether.decisions.before_call` whether it fits the run's ``token_budget``,
     keeping ``max_tokens`` in reserve for a last answer when ``cap_answer`` is on. When it
@@ -44,7 +42,7 @@ class TokenBudgetMiddleware(
     :class:`tether.memory.TokenCounter` (tiktoken's cl100k_base, offline, by default).
     """
 
-    state_schema = TetherState  # type: ignore[assignment]
+    state_schema = RunState  # type: ignore[assignment]
 
     def __init__(
         self, settings: AgentSettings | None = None, *, counter: TokenCounter | None = None

@@ -20,7 +20,7 @@ from langchain.agents.middleware import (
 
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.repeat import RepeatGuardMiddleware
-from langchain_tether.steps import CircuitBreakerMiddleware
+from langchain_tether.steps import TetherMiddleware
 
 M = TypeVar("M", bound=Sequence[AgentMiddleware[Any, Any, Any]])
 
@@ -37,9 +37,7 @@ def check_order(middleware: M) -> M:
     - ``ModelRetryMiddleware`` before tether's model wrappers: a model failure at a cap
       would lose the run's status; it goes after the token budget.
     """
-    first = _first(
-        middleware, (CircuitBreakerMiddleware, TokenBudgetMiddleware, RepeatGuardMiddleware)
-    )
+    first = _first(middleware, (TetherMiddleware, TokenBudgetMiddleware, RepeatGuardMiddleware))
     if first is None:
         return middleware
     budget = _first(middleware, (TokenBudgetMiddleware,))

@@ -35,7 +35,7 @@ from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 from langchain_tether.calls import ModelCall, ToolCallRecord
 from langchain_tether.closing import Plan, replay_call
 from langchain_tether.common import (
-    TetherState,
+    RunState,
     ending,
     latest,
     step_of,
@@ -52,7 +52,7 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class RepeatGuardState(TetherState[lc.ResponseT]):
+class RepeatGuardState(RunState[lc.ResponseT]):
     tether_calls: NotRequired[
         Annotated[dict[str, CallRecord], lc.PrivateStateAttr, decisions.record_calls]
     ]

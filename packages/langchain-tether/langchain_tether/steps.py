@@ -8,22 +8,22 @@ loop (where each step runs one call).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.types import Command
+from langchain_core.tools import BaseTool
+from langgraph.types import Command, Overwrite
 from tether import AgentSettings
-from tether.decisions import FAILURE_KINDS, StepRecord
+from tether.decisions import FAILURE_KINDS
 
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
-    TetherState,
-    by_step,
+    RunState,
     counted,
     ending,
     facts_of,
@@ -32,6 +32,8 @@ from langchain_tether.common import (
     stop_after,
     streak,
 )
+from langchain_tether.final import FinalAnswerCheck, fold_grounds
+from langchain_tether.stats import add_call, stats_update
 from langchain_tether.tooling import ToolHooks, ToolStep
 
 ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
@@ -99,38 +101,111 @@ class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.Respons
             return self.finished(plan, view, await handler(plan.request), update)
 
 
-class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
-    """Records the run's tool steps and, before each model call, asks the loop's stop rules
-    (:func:`tether.decisions.first_stop`, on :class:`tether.decisions.StopFacts` built from
-    the run's private fields): the circuit breaker, the token budget spent, the step cap,
-    a repeat after the notes. After ``switch_after_failures`` failed steps the next model
-    call gets :func:`tether.decisions.switch_hint`'s note (which call failed and how, in
-    tether's words); at ``breaker_failures`` the note also says one more failed step ends
-    the run. At a cap, with ``cap_answer``, one last call with no tools asks for the answer.
+class TetherState(RunState[lc.ResponseT]):
+    """The fields of :class:`TetherMiddleware`: the shared ones, the final-answer check's and
+    the tool stats."""
+
+    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
+    """The run's task: the user's message that started it."""
+    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
+    """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
+    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
+    """An answer was sent back in this run; the next is taken as written."""
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
+    """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
+    ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
+
+
+class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.ResponseT]):
+    """The controls that read the run's tool steps, in one middleware (one pair of hooks):
+
+    - the stop rules: records the run's tool steps and, before each model call, asks
+      :func:`tether.decisions.first_stop` (on :class:`tether.decisions.StopFacts` built from
+      the run's private fields): the circuit breaker, the token budget spent, the step cap,
+      a repeat after the notes. After ``switch_after_failures`` failed steps the next model
+      call gets :func:`tether.decisions.switch_hint`'s note (which call failed and how, in
+      tether's words); at ``breaker_failures`` the note also says one more failed step ends
+      the run. At a cap, with ``cap_answer``, one last call with no tools asks for the
+      answer.
+    - calm temperature: each model call's temperature from
+      :func:`tether.decisions.temperature_for`: ``temperature``, then ``calm_temperature``
+      once ``calm_after_successes`` tool steps in a row succeeded (the same step records);
+      the request's ``model_settings`` carry it.
+    - the final-answer check (:class:`~langchain_tether.final.FinalAnswerCheck`).
+    - per-tool stats in the output (``tether_tool_stats``).
 
     Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
     place is one step, and its exhausted retries one failure.
 
     Hooks: ``wrap_model_call``, ``wrap_tool_call``: no graph node of its own. State: the
-    run's last steps and failures per tool (private). Settings: ``switch_after_failures``,
-    ``breaker_failures``, ``max_steps``, ``token_budget``, ``cap_answer``.
+    run's last steps, failures per tool, task, grounds (private), ``tether_tool_stats``.
     """
 
     state_schema = TetherState  # type: ignore[assignment]
 
+    def __init__(
+        self, settings: AgentSettings | None = None, *, tools: Sequence[BaseTool] | None = None
+    ) -> None:
+        StepsMiddleware.__init__(self, settings)
+        FinalAnswerCheck.__init__(self, tools)
+        self.window = CALLS_PER_STEP * max(
+            decisions.history_window(self.settings), self.settings.calm_after_successes
+        )
+
     def fresh(self, state: Any) -> dict[str, Any]:
-        return {"tether_history": [], "tether_tool_failures": {}}
+        return {
+            "tether_history": [],
+            "tether_tool_failures": {},
+            "tether_tool_stats": Overwrite({}),
+            **self.fresh_check(state),
+        }
 
     def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call with the failures' note; at a stop (or one the tools left pending), the
-        last answer's call, or none."""
+        """The call with the failures' note and its temperature; at a stop (or one the tools
+        left pending), the last answer's call, or none."""
         facts = facts_of(view)
         hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
         verdict = view.get("tether_stop") or stop_after(view, self.settings)
         plan = plan_call(request, verdict, self.settings, call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
+        calm = streak(list(facts.history), frozenset({"success"}))
+        temperature = decisions.temperature_for(calm, self.settings)
+        settings = {**plan.request.model_settings, "temperature": temperature}
+        plan.request = plan.request.override(model_settings=settings)
         return plan
+
+    def wrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        self.learn(request)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            response, sent_back = self.checked(view, plan.request, handler, call)
+            if sent_back:
+                update["tether_sent_back"] = True
+            return self.finished(plan, view, response, update)
+
+    async def awrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        self.learn(request)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            response, sent_back = await self.achecked(view, plan.request, handler, call)
+            if sent_back:
+                update["tether_sent_back"] = True
+            return self.finished(plan, view, response, update)
 
     def finished(
         self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
@@ -156,45 +231,9 @@ class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
 
     def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's step record, appended to the run's history; a failed call of a
-        registered tool counted against it."""
+        registered tool counted against it; what it established; its stats."""
         record = step.record(self.settings)
-        window = decisions.history_window(self.settings) * CALLS_PER_STEP
-        update: dict[str, Any] = {"tether_history": decisions.windowed([record], window)}
+        update: dict[str, Any] = {"tether_history": decisions.windowed([record], self.window)}
         if record["kind"] in FAILURE_KINDS and "tool" in record:
             update["tether_tool_failures"] = record["tool"]
-        return update
-
-
-class CalmTemperatureState(TetherState[lc.ResponseT]):
-    tether_calm_history: NotRequired[
-        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
-    ]
-    """The run's last tool steps, as many as the calm setting needs."""
-
-
-class CalmTemperatureMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
-    """Sets each model call's temperature from :func:`tether.decisions.temperature_for`:
-    ``temperature``, then ``calm_temperature`` once ``calm_after_successes`` tool steps in
-    a row succeeded (explore less once the run is going well). The request's
-    ``model_settings`` carry it, as LangChain binds them to the model.
-
-    Hooks: ``wrap_model_call``, ``wrap_tool_call``. State: the run's last steps (private).
-    Settings: ``temperature``, ``calm_temperature``, ``calm_after_successes``.
-    """
-
-    state_schema = CalmTemperatureState  # type: ignore[assignment]
-
-    def fresh(self, state: Any) -> dict[str, Any]:
-        return {"tether_calm_history": []}
-
-    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        steps = by_step(list(view.get("tether_calm_history") or []))
-        temperature = decisions.temperature_for(
-            streak(steps, frozenset({"success"})), self.settings
-        )
-        settings = {**request.model_settings, "temperature": temperature}
-        return Plan(request.override(model_settings=settings), call)
-
-    def tool_update(self, step: ToolStep) -> dict[str, Any]:
-        window = self.settings.calm_after_successes * CALLS_PER_STEP
-        return {"tether_calm_history": decisions.windowed([step.record(self.settings)], window)}
+        return update | self.grounds_update(step) | stats_update(step)
