@@ -355,7 +355,7 @@ def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
     settings = AgentSettings(token_budget=600, cap_answer=False)
     spent = {"input_tokens": 570, "output_tokens": 20, "total_tokens": 590}
     replies = [AIMessage("It has shipped.", usage_metadata=spent), "It has shipped, surely."]
-    middleware = [TetherMiddleware(settings), TokenBudgetMiddleware(settings)]
+    middleware = [TetherMiddleware(settings)]  # the check, and the budget inside it
     agent, model = agent_with(replies, [lookup_order], middleware)
     out = agent.invoke(ask())
     assert len(model.calls) == 1 and out["tether_status"] == "partial"

@@ -48,12 +48,11 @@ def tether_middleware(
     """Every tether middleware, in the order they compose (the first is the outermost):
 
     1. :class:`TetherMiddleware` (the stop rules, calm temperature, the final-answer check,
-    tool stats): outside any retry, so a call retried in place is one step and its exhausted
-    retries one failure; 2. :class:`TokenBudgetMiddleware`: inside the model-call wrapper
-    that adds notes and sets the temperature, so it counts the request as sent; 3.
-    ``retries``: LangChain's ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``), placed
-    here so that 4. :class:`RepeatGuardMiddleware`, innermost, answers a write's failure
-    with a result before any retry sees it: a write is never retried blind.
+    tool stats and the token budget): outside any retry, so a call retried in place is one
+    step and its exhausted retries one failure; 2. ``retries``: LangChain's
+    ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``) and ``ModelRetryMiddleware``,
+    placed here so that 3. :class:`RepeatGuardMiddleware`, innermost, answers a write's
+    failure with a result before any retry sees it: a write is never retried blind.
 
     ``settings``: tether's :class:`~tether.AgentSettings` (the defaults when unset);
     ``tools``: the agent's tools, for the final-answer check (else it learns them from the
@@ -63,8 +62,7 @@ def tether_middleware(
     """
     settings = settings if settings is not None else AgentSettings()
     middleware: list[AgentMiddleware[Any, Any, Any]] = [
-        TetherMiddleware(settings, tools=tools),
-        TokenBudgetMiddleware(settings, counter=counter),
+        TetherMiddleware(settings, tools=tools, counter=counter),
         *retries,
         RepeatGuardMiddleware(settings),
     ]

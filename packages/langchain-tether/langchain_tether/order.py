@@ -23,6 +23,8 @@ from langchain_tether.repeat import RepeatGuardMiddleware
 from langchain_tether.steps import TetherMiddleware
 
 M = TypeVar("M", bound=Sequence[AgentMiddleware[Any, Any, Any]])
+BUDGETS = (TetherMiddleware, TokenBudgetMiddleware)
+"""The middleware that check the token budget (a model retry goes inside every one)."""
 
 
 def check_order(middleware: M) -> M:
@@ -34,13 +36,16 @@ def check_order(middleware: M) -> M:
       (``AgentSettings.max_steps``) does its job.
     - ``ToolRetryMiddleware`` after the repeat guard: it would retry a write blind (and a
       write's unknown outcome would be lost); it goes before it (``retries=``).
-    - ``ModelRetryMiddleware`` before tether's model wrappers: a model failure at a cap
-      would lose the run's status; it goes after the token budget.
+    - ``ModelRetryMiddleware`` before a middleware that checks the token budget
+      (:class:`~langchain_tether.TetherMiddleware`, ``TokenBudgetMiddleware``): a model
+      failure at a cap would lose the run's status; it goes after them.
     """
-    first = _first(middleware, (TetherMiddleware, TokenBudgetMiddleware, RepeatGuardMiddleware))
+    first = _first(middleware, (*BUDGETS, RepeatGuardMiddleware))
     if first is None:
         return middleware
-    budget = _first(middleware, (TokenBudgetMiddleware,))
+    budget = max(
+        (at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)), default=None
+    )
     guard = _first(middleware, (RepeatGuardMiddleware,))
     for at, part in enumerate(middleware):
         if isinstance(part, ModelCallLimitMiddleware):
@@ -57,9 +62,9 @@ def check_order(middleware: M) -> M:
             budget if budget is not None else first
         ):
             raise ValueError(
-                "ModelRetryMiddleware goes after TokenBudgetMiddleware (tether_middleware("
-                "retries=[...]) or later), never before: a model failure at a cap would lose "
-                "the run's status"
+                "ModelRetryMiddleware goes after TetherMiddleware and TokenBudgetMiddleware "
+                "(tether_middleware(retries=[...]) or later), never before: a model failure at "
+                "a cap would lose the run's status"
             )
     return middleware
 

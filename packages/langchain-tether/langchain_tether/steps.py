@@ -18,12 +18,13 @@ from langchain_core.tools import BaseTool
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings
 from tether.decisions import FAILURE_KINDS
+from tether.memory import TokenCounter
 
+from langchain_tether.budget import TokenBudget
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
-    RunState,
     counted,
     ending,
     facts_of,
@@ -33,6 +34,7 @@ from langchain_tether.common import (
     streak,
 )
 from langchain_tether.final import FinalAnswerCheck, fold_grounds
+from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
 from langchain_tether.stats import add_call, stats_update
 from langchain_tether.tooling import ToolHooks, ToolStep
 
@@ -54,56 +56,9 @@ def with_note(
     return request.override(messages=[*messages[:at], note, *messages[at:]])
 
 
-class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]):
-    """A middleware that records each tool step of the run and acts before each model call."""
-
-    def __init__(self, settings: AgentSettings | None = None) -> None:
-        super().__init__()
-        self.settings = settings or AgentSettings()
-
-    def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts."""
-        return {}
-
-    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call as this middleware sends it on (``view``: the run's state): closed, or
-        replaced, on a stop the tools left pending."""
-        return plan_call(request, view.get("tether_stop"), self.settings, call)
-
-    def finished(
-        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        """The model's response as this middleware returns it, with its update."""
-        return plan.finish(response, update)
-
-    def wrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            return self.finished(plan, view, handler(plan.request), update)
-
-    async def awrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            return self.finished(plan, view, await handler(plan.request), update)
-
-
-class TetherState(RunState[lc.ResponseT]):
-    """The fields of :class:`TetherMiddleware`: the shared ones, the final-answer check's and
-    the tool stats."""
+class TetherState(RepeatGuardState[lc.ResponseT]):
+    """The fields of :class:`TetherMiddleware`: the shared ones, the repeat guard's (started
+    here), the final-answer check's and the tool stats."""
 
     tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
     """The run's task: the user's message that started it."""
@@ -116,7 +71,9 @@ class TetherState(RunState[lc.ResponseT]):
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
 
 
-class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.ResponseT]):
+class TetherMiddleware(
+    FinalAnswerCheck, TokenBudget, ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]
+):
     """The controls that read the run's tool steps, in one middleware (one pair of hooks):
 
     - the stop rules: records the run's tool steps and, before each model call, asks
@@ -133,6 +90,11 @@ class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.Respons
       the request's ``model_settings`` carry it.
     - the final-answer check (:class:`~langchain_tether.final.FinalAnswerCheck`).
     - per-tool stats in the output (``tether_tool_stats``).
+    - the token budget (:class:`~langchain_tether.budget.TokenBudget`), innermost of these,
+      so it counts each request as sent (notes, temperature, an answer sent back).
+    - the repeat guard's model side: its fields start with a run, and an answer while a
+      write's outcome is unknown has the write replayed first
+      (:func:`langchain_tether.repeat.settled`).
 
     Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
     place is one step, and its exhausted retries one failure.
@@ -144,16 +106,24 @@ class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.Respons
     state_schema = TetherState  # type: ignore[assignment]
 
     def __init__(
-        self, settings: AgentSettings | None = None, *, tools: Sequence[BaseTool] | None = None
+        self,
+        settings: AgentSettings | None = None,
+        *,
+        tools: Sequence[BaseTool] | None = None,
+        counter: TokenCounter | None = None,
     ) -> None:
-        StepsMiddleware.__init__(self, settings)
+        lc.AgentMiddleware.__init__(self)
+        self.settings = settings or AgentSettings()
         FinalAnswerCheck.__init__(self, tools)
+        TokenBudget.__init__(self, counter)
         self.window = CALLS_PER_STEP * max(
             decisions.history_window(self.settings), self.settings.calm_after_successes
         )
 
     def fresh(self, state: Any) -> dict[str, Any]:
+        """The fields as a run starts (at its first model call: no graph node)."""
         return {
+            **fresh_guard(state),
             "tether_history": [],
             "tether_tool_failures": {},
             "tether_tool_stats": Overwrite({}),
@@ -186,10 +156,22 @@ class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.Respons
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
-            response, sent_back = self.checked(view, plan.request, handler, call)
+            inner: dict[str, Any] = {}
+            guard: dict[str, Any] = {}
+
+            def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                response, guard["update"] = settled(view, handler(sent), call)
+                return response
+
+            response, sent_back = self.checked(
+                view,
+                plan.request,
+                lambda sent: _kept(self.budgeted(sent, made), inner, guard),
+                call,
+            )
             if sent_back:
                 update["tether_sent_back"] = True
-            return self.finished(plan, view, response, update)
+            return _joined(self.finished(plan, view, response, update), inner)
 
     async def awrap_model_call(
         self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
@@ -202,10 +184,20 @@ class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.Respons
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
-            response, sent_back = await self.achecked(view, plan.request, handler, call)
+            inner: dict[str, Any] = {}
+            guard: dict[str, Any] = {}
+
+            async def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                response, guard["update"] = settled(view, await handler(sent), call)
+                return response
+
+            async def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(await self.abudgeted(sent, made), inner, guard)
+
+            response, sent_back = await self.achecked(view, plan.request, budgeted, call)
             if sent_back:
                 update["tether_sent_back"] = True
-            return self.finished(plan, view, response, update)
+            return _joined(self.finished(plan, view, response, update), inner)
 
     def finished(
         self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
@@ -237,3 +229,35 @@ class TetherMiddleware(FinalAnswerCheck, StepsMiddleware[lc.ContextT, lc.Respons
         if record["kind"] in FAILURE_KINDS and "tool" in record:
             update["tether_tool_failures"] = record["tool"]
         return update | self.grounds_update(step) | stats_update(step)
+
+
+def _kept(
+    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any],
+    inner: dict[str, Any],
+    guard: dict[str, Any],
+) -> lc.ModelResponse[Any]:
+    """The budget's response; the guard's update and the budget's kept in ``inner`` (the
+    budget's applied after the guard's), replacing an earlier pass's (as create_agent keeps
+    an inner middleware's command of the last call only)."""
+    inner.clear()
+    inner.update(guard.pop("update", {}))
+    inner.update(_update_of(result))
+    return result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
+
+
+def _joined(
+    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
+) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+    """The response with the budget's update under this middleware's own (applied after it,
+    as create_agent applies an outer middleware's command after an inner one's)."""
+    if not inner:
+        return result
+    response = result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
+    update = {**inner, **_update_of(result)}
+    return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+
+def _update_of(result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]) -> dict[str, Any]:
+    command = result.command if isinstance(result, lc.ExtendedModelResponse) else None
+    update = command.update if command is not None else None
+    return update if isinstance(update, dict) else {}
