@@ -17,6 +17,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
 from langchain_tether import (
+    RepeatGuardMiddleware,
     TetherMiddleware,
     TokenBudgetMiddleware,
     answer_of,
@@ -264,6 +265,8 @@ def test_an_order_that_cannot_hold_is_refused() -> None:
         check_order([ModelRetryMiddleware(), *ours])
     with pytest.raises(ValueError, match="ModelRetryMiddleware goes after"):
         check_order([TetherMiddleware(), ModelRetryMiddleware(), TokenBudgetMiddleware()])
+    with pytest.raises(ValueError, match="RepeatGuardMiddleware goes after TetherMiddleware"):
+        check_order([RepeatGuardMiddleware(), TetherMiddleware()])  # its model side is there
     fine = tether_middleware(retries=[ToolRetryMiddleware(), ModelRetryMiddleware()])
     assert check_order([*fine]) == fine
 

@@ -31,6 +31,8 @@ def check_order(middleware: M) -> M:
     """``middleware`` (the list given to ``create_agent``) as it is, when every order it puts
     tether's middleware in holds; else a ValueError naming the first that does not:
 
+    - ``RepeatGuardMiddleware`` without :class:`~langchain_tether.TetherMiddleware` before
+      it: that runs the guard's model side (a run's start, the stop it leaves pending).
     - ``ModelCallLimitMiddleware``: it ends the run from a hook of its own, before tether
       can replay a write of unknown outcome or write the run's status; tether's step cap
       (``AgentSettings.max_steps``) does its job.
@@ -47,6 +49,8 @@ def check_order(middleware: M) -> M:
         (at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)), default=None
     )
     guard = _first(middleware, (RepeatGuardMiddleware,))
+    if guard is not None and not any(isinstance(p, TetherMiddleware) for p in middleware[:guard]):
+        raise ValueError("RepeatGuardMiddleware goes after TetherMiddleware, never without it")
     for at, part in enumerate(middleware):
         if isinstance(part, ModelCallLimitMiddleware):
             raise ValueError(

@@ -1,5 +1,6 @@
-"""The circuit breaker (and every stop rule) and calm temperature: both read the run's tool
-steps in a row.
+"""TetherMiddleware: the controls that share the run's step records and its model call (every
+stop rule, calm temperature, the final-answer check, tool stats, the token budget and the
+repeat guard's model side), in one middleware, so create_agent wraps one pair of hooks.
 
 A step is one model call's tool calls. Parallel calls of one step make one step, failed when
 every call failed, so the breaker's warning always comes one step before it opens, as in the
@@ -163,14 +164,11 @@ class TetherMiddleware(
                 response, guard["update"] = settled(view, handler(sent), call)
                 return response
 
-            response, sent_back = self.checked(
-                view,
-                plan.request,
-                lambda sent: _kept(self.budgeted(sent, made), inner, guard),
-                call,
-            )
-            if sent_back:
-                update["tether_sent_back"] = True
+            def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(self.budgeted(sent, made), inner, guard)
+
+            response, sent_back = self.checked(view, plan.request, budgeted, call)
+            update |= {"tether_sent_back": True} if sent_back else {}
             return _joined(self.finished(plan, view, response, update), inner)
 
     async def awrap_model_call(
@@ -195,8 +193,7 @@ class TetherMiddleware(
                 return _kept(await self.abudgeted(sent, made), inner, guard)
 
             response, sent_back = await self.achecked(view, plan.request, budgeted, call)
-            if sent_back:
-                update["tether_sent_back"] = True
+            update |= {"tether_sent_back": True} if sent_back else {}
             return _joined(self.finished(plan, view, response, update), inner)
 
     def finished(
