@@ -25,6 +25,23 @@ ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
 AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 
 
+class KeptCounts:
+    """``counter``'s counts, each text counted once: a run's messages are in every later
+    request of the run, and counting them all at each call was a tenth of tether's cost
+    (benchmarks/middleware_overhead.py). Kept by the text itself, up to 1,024 texts."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter, self.kept = counter, dict[str, int]()
+
+    def count(self, text: str) -> int:
+        kept = self.kept.get(text)
+        if kept is None:
+            if len(self.kept) >= 1024:
+                self.kept.clear()
+            kept = self.kept[text] = self.counter.count(text)
+        return kept
+
+
 class TokenBudget:
     """The token budget, a part of :class:`langchain_tether.TetherMiddleware` and the whole
     of :class:`TokenBudgetMiddleware`: counts each model request (messages and tool schemas,
@@ -45,6 +62,7 @@ class TokenBudget:
 
     def __init__(self, counter: TokenCounter | None = None) -> None:
         self.counter = counter or TiktokenCounter()
+        self.texts = KeptCounts(self.counter)
         self._schemas: dict[str, tuple[BaseTool, int]] = {}
 
     def budgeted(
@@ -109,9 +127,7 @@ class TokenBudget:
         calls = " ".join(call_text(m) for m in messages if isinstance(m, AIMessage))
         schemas = sum(self.schema_tokens(tool) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return (
-            count_messages(self.counter, messages) + self.counter.count(calls) + schemas + overhead
-        )
+        return count_messages(self.texts, messages) + self.counter.count(calls) + schemas + overhead
 
     def schema_tokens(self, tool: BaseTool | dict[str, Any]) -> int:
         """The tokens of the tool's schema as the model is sent it (OpenAI's JSON), counted
@@ -144,7 +160,7 @@ class TokenBudget:
 
     def spent(self, reply: AIMessage, prompt: int) -> Usage:
         """What one call spent: the server's usage when it is plausible, else the count."""
-        written = self.counter.count(reply.text) + self.counter.count(call_text(reply))
+        written = self.texts.count(reply.text) + self.counter.count(call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
             return {

@@ -17,7 +17,7 @@ from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Command, Overwrite
-from tether import AgentSettings
+from tether import AgentSettings, ToolStats
 from tether.decisions import FAILURE_KINDS
 from tether.memory import TokenCounter
 
@@ -36,7 +36,6 @@ from langchain_tether.common import (
 )
 from langchain_tether.final import FinalAnswerCheck, fold_grounds
 from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
-from langchain_tether.stats import add_call, stats_update
 from langchain_tether.tooling import ToolHooks, ToolStep
 
 ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
@@ -57,6 +56,30 @@ def with_note(
     return request.override(messages=[*messages[:at], note, *messages[at:]])
 
 
+def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """Reducer: the run's stats with one more call of ``call["tool"]``
+    (:meth:`tether.ToolStats.record`; no error text is kept)."""
+    stats = dict(current or {})
+    kept = ToolStats(**stats.get(call["tool"], {}))
+    kept.record(call["ok"], call["latency_s"], None)
+    stats[call["tool"]] = dict(vars(kept))  # its fields are plain values
+    return stats
+
+
+def stats_update(step: ToolStep) -> dict[str, Any]:
+    """The call counted, with its latency (the time its hook took). A call answered from
+    its record or refused by tether is not counted (it did not run); a call whose exception
+    propagates is not either (a retry or error middleware goes inside)."""
+    if step.call.gate is not None:
+        return {}
+    call = {
+        "tool": step.request.tool_call["name"],
+        "ok": step.result["status"] == "success",
+        "latency_s": round(step.latency, 6),
+    }
+    return {"tether_tool_stats": call}
+
+
 class TetherState(RepeatGuardState[lc.ResponseT]):
     """The fields of :class:`TetherMiddleware`: the shared ones, the repeat guard's (started
     here), the final-answer check's and the tool stats."""
@@ -75,20 +98,16 @@ class TetherState(RepeatGuardState[lc.ResponseT]):
 class TetherMiddleware(
     FinalAnswerCheck, TokenBudget, ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]
 ):
-    """The controls that read the run's tool steps, in one middleware (one pair of hooks):
+    """The controls that share the run's step records and its model call, in one middleware
+    (create_agent wraps each middleware's hooks at every call, so one pair of hooks costs
+    less than one per control):
 
-    - the stop rules: records the run's tool steps and, before each model call, asks
-      :func:`tether.decisions.first_stop` (on :class:`tether.decisions.StopFacts` built from
-      the run's private fields): the circuit breaker, the token budget spent, the step cap,
-      a repeat after the notes. After ``switch_after_failures`` failed steps the next model
-      call gets :func:`tether.decisions.switch_hint`'s note (which call failed and how, in
-      tether's words); at ``breaker_failures`` the note also says one more failed step ends
-      the run. At a cap, with ``cap_answer``, one last call with no tools asks for the
-      answer.
-    - calm temperature: each model call's temperature from
-      :func:`tether.decisions.temperature_for`: ``temperature``, then ``calm_temperature``
-      once ``calm_after_successes`` tool steps in a row succeeded (the same step records);
-      the request's ``model_settings`` carry it.
+    - the stop rules (:func:`tether.decisions.first_stop` before each model call, on the
+      run's private fields): the breaker, the budget spent, the step cap, a repeat after
+      the notes; the failures' note (:func:`tether.decisions.switch_hint`); at a cap, with
+      ``cap_answer``, one last call with no tools for the answer.
+    - calm temperature (:func:`tether.decisions.temperature_for`, on the same records), in
+      the request's ``model_settings``.
     - the final-answer check (:class:`~langchain_tether.final.FinalAnswerCheck`).
     - per-tool stats in the output (``tether_tool_stats``).
     - the token budget (:class:`~langchain_tether.budget.TokenBudget`), innermost of these,
