@@ -5,7 +5,7 @@ the second answer is taken as written."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import tether.decisions as decisions
@@ -16,12 +16,10 @@ from langgraph.types import Overwrite
 from tether import AgentSettings
 from tether.decisions.grounding import heard
 
+from langchain_tether.budget import AsyncModelHandler, ModelHandler
 from langchain_tether.calls import ModelCall
 from langchain_tether.common import NOTE_ID
 from langchain_tether.tooling import ToolStep
-
-ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
-AsyncHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 
 
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
@@ -112,7 +110,7 @@ class FinalAnswerCheck:
         return _joined(response, sent, handler(again)), True
 
     async def achecked(
-        self, view: Any, request: lc.ModelRequest[Any], handler: AsyncHandler, call: ModelCall
+        self, view: Any, request: lc.ModelRequest[Any], handler: AsyncModelHandler, call: ModelCall
     ) -> tuple[lc.ModelResponse[Any], bool]:
         """:meth:`checked`, for an async handler."""
         request = self.looked_first(view, request)

@@ -140,9 +140,10 @@ class RepeatGuardMiddleware(
         and so is a call whose id the reply gave another call too, but for the first to
         claim it."""
         view, proposal = _view(request.state), proposal_of(request, call)
-        if _earlier_twin(request, proposal["fingerprint"]):
+        reply = _reply_of(request)
+        if _earlier_twin(request, reply, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
-        if not self._claimed(request):
+        if not self._claimed(request, reply):
             return GateDecision("refuse", SAME_ID)
         decided = decisions.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
@@ -152,10 +153,10 @@ class RepeatGuardMiddleware(
             return GateDecision("recall")
         return GateDecision("run")
 
-    def _claimed(self, request: ToolCallRequest) -> bool:
+    def _claimed(self, request: ToolCallRequest, reply: AIMessage | None) -> bool:
         """This call is the first of its reply to run under its id (parallel calls run in
         threads of one process: the claim is held for the reply's message while it lives)."""
-        call_id, reply = request.tool_call["id"], _reply_of(request)
+        call_id = request.tool_call["id"]
         if reply is None or call_id is None:
             return True
         if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
@@ -270,10 +271,10 @@ def _reply_of(request: ToolCallRequest) -> AIMessage | None:
     return None
 
 
-def _earlier_twin(request: ToolCallRequest, fingerprint: str) -> bool:
+def _earlier_twin(request: ToolCallRequest, reply: AIMessage | None, fingerprint: str) -> bool:
     """The reply that made this call made the same call earlier (the same tool and the
     arguments the tool receives, under another id)."""
-    call_id, reply = request.tool_call["id"], _reply_of(request)
+    call_id = request.tool_call["id"]
     if reply is None:
         return False
     ids = [call["id"] for call in reply.tool_calls]

@@ -9,7 +9,7 @@ loop (where each step runs one call).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
@@ -21,7 +21,7 @@ from tether import AgentSettings, ToolStats
 from tether.decisions import FAILURE_KINDS
 from tether.memory import TokenCounter
 
-from langchain_tether.budget import TokenBudget
+from langchain_tether.budget import AsyncModelHandler, ModelHandler, TokenBudget
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
@@ -38,8 +38,6 @@ from langchain_tether.final import FinalAnswerCheck, fold_grounds
 from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
 from langchain_tether.tooling import ToolHooks, ToolStep
 
-ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
-AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
@@ -155,7 +153,8 @@ class TetherMiddleware(
         left pending), the last answer's call, or none."""
         facts = facts_of(view)
         hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
-        verdict = view.get("tether_stop") or stop_after(view, self.settings)
+        stop = decisions.first_stop(facts, self.settings) if facts.history else None
+        verdict = view.get("tether_stop") or stop
         plan = plan_call(request, verdict, self.settings, call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
