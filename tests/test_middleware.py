@@ -24,9 +24,7 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langchain_core.tools import BaseTool, InjectedToolCallId, StructuredTool, ToolException
 from langchain_tether import (
-    CalmTemperatureMiddleware,
-    CircuitBreakerMiddleware,
-    FinalAnswerCheckMiddleware,
+    TetherMiddleware,
     TokenBudgetMiddleware,
     answer_of,
     tether_middleware,
@@ -243,7 +241,7 @@ def test_a_tool_name_the_model_invented_is_in_no_note(mode: str) -> None:
 def test_without_cap_answer_the_breaker_ends_the_run_before_the_call() -> None:
     settings = AgentSettings(cap_answer=False, breaker_failures=2)
     replies = [call("fetch", i, url=f"https://x/{i}") for i in range(3)]
-    agent, model = agent_with(replies, [fetch], [CircuitBreakerMiddleware(settings)])
+    agent, model = agent_with(replies, [fetch], [TetherMiddleware(settings)])
     out = agent.invoke(ask("Fetch the page"))
     assert len(model.calls) == 3 and out["tether_status"] == "failed"
     assert out["messages"][-1].text.startswith("The run ended (failed)")
@@ -333,9 +331,7 @@ def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> 
 def test_the_temperature_calms_after_successes(mode: str) -> None:
     settings = AgentSettings(calm_after_successes=2, temperature=0.7, calm_temperature=0.1)
     replies = [call("lookup_order", i, order_id=f"ORD-2024-00{i}") for i in range(1, 4)]
-    agent, model = agent_with(
-        [*replies, "done"], [lookup_order], [CalmTemperatureMiddleware(settings)]
-    )
+    agent, model = agent_with([*replies, "done"], [lookup_order], [TetherMiddleware(settings)])
     run(agent, ask(), mode)
     assert [c.kwargs["temperature"] for c in model.calls] == [0.7, 0.7, 0.1, 0.1]
 
@@ -359,7 +355,7 @@ def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
     settings = AgentSettings(token_budget=600, cap_answer=False)
     spent = {"input_tokens": 570, "output_tokens": 20, "total_tokens": 590}
     replies = [AIMessage("It has shipped.", usage_metadata=spent), "It has shipped, surely."]
-    middleware = [FinalAnswerCheckMiddleware(settings), TokenBudgetMiddleware(settings)]
+    middleware = [TetherMiddleware(settings)]  # the check, and the budget inside it
     agent, model = agent_with(replies, [lookup_order], middleware)
     out = agent.invoke(ask())
     assert len(model.calls) == 1 and out["tether_status"] == "partial"
@@ -668,7 +664,7 @@ def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(decisions, "first_stop", lambda *a: verdict)
     settings = AgentSettings(cap_answer=False)
     replies = [call("lookup_order", 1, order_id="ORD-2024-001")]
-    agent, model = agent_with(replies, [lookup_order], [CircuitBreakerMiddleware(settings)])
+    agent, model = agent_with(replies, [lookup_order], [TetherMiddleware(settings)])
     assert agent.invoke(ask())["tether_reason"] == "patched breaker" and len(model.calls) == 1
 
     budget = {"status": "partial", "cause": "budget", "reason": "patched budget", "cap": True}

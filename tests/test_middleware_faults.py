@@ -16,7 +16,14 @@ from langchain.agents.middleware import (
 from langchain_core.messages import AIMessage
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import StructuredTool, ToolException
-from langchain_tether import answer_of, check_order, tether_middleware
+from langchain_tether import (
+    RepeatGuardMiddleware,
+    TetherMiddleware,
+    TokenBudgetMiddleware,
+    answer_of,
+    check_order,
+    tether_middleware,
+)
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, tool
@@ -257,7 +264,9 @@ def test_an_order_that_cannot_hold_is_refused() -> None:
     with pytest.raises(ValueError, match="ModelRetryMiddleware goes after"):
         check_order([ModelRetryMiddleware(), *ours])
     with pytest.raises(ValueError, match="ModelRetryMiddleware goes after"):
-        tether_middleware(retries=[]) and check_order([ours[0], ModelRetryMiddleware(), *ours[1:]])
+        check_order([TetherMiddleware(), ModelRetryMiddleware(), TokenBudgetMiddleware()])
+    with pytest.raises(ValueError, match="RepeatGuardMiddleware goes after TetherMiddleware"):
+        check_order([RepeatGuardMiddleware(), TetherMiddleware()])  # its model side is there
     fine = tether_middleware(retries=[ToolRetryMiddleware(), ModelRetryMiddleware()])
     assert check_order([*fine]) == fine
 

@@ -20,22 +20,17 @@ from tether.memory import TokenCounter
 
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.closing import STOP_ID
-from langchain_tether.common import NOTE_ID, TetherState
-from langchain_tether.final import FinalAnswerCheckMiddleware
+from langchain_tether.common import NOTE_ID
 from langchain_tether.order import check_order
 from langchain_tether.repeat import RepeatGuardMiddleware
-from langchain_tether.stats import ToolStatsMiddleware
-from langchain_tether.steps import CalmTemperatureMiddleware, CircuitBreakerMiddleware
+from langchain_tether.steps import TetherMiddleware, TetherState
 
 __all__ = [
-    "CalmTemperatureMiddleware",
-    "CircuitBreakerMiddleware",
-    "FinalAnswerCheckMiddleware",
     "RepeatGuardMiddleware",
+    "TetherMiddleware",
     "TetherPart",
     "TetherState",
     "TokenBudgetMiddleware",
-    "ToolStatsMiddleware",
     "answer_of",
     "check_order",
     "tether_middleware",
@@ -52,13 +47,11 @@ def tether_middleware(
 ) -> list[AgentMiddleware[Any, Any, Any]]:
     """Every tether middleware, in the order they compose (the first is the outermost):
 
-    1. :class:`CircuitBreakerMiddleware` (the stop rules), 2.
-    :class:`CalmTemperatureMiddleware`, 3. :class:`FinalAnswerCheckMiddleware`, 4.
-    :class:`ToolStatsMiddleware`: outside any retry, so a call retried in place is one step
-    and its exhausted retries one failure; 5. :class:`TokenBudgetMiddleware`: inside the
-    model-call wrappers that add notes or set the temperature, so it counts the request as
-    sent; 6. ``retries``: LangChain's ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``),
-    placed here so that 7. :class:`RepeatGuardMiddleware`, innermost, answers a write's
+    1. :class:`TetherMiddleware` (the stop rules, calm temperature, the final-answer check,
+    tool stats and the token budget): outside any retry, so a call retried in place is one
+    step and its exhausted retries one failure; 2. ``retries``: LangChain's
+    ``ToolRetryMiddleware`` (or ``ToolErrorMiddleware``) and ``ModelRetryMiddleware``,
+    placed here so that 3. :class:`RepeatGuardMiddleware`, innermost, answers a write's
     failure with a result before any retry sees it: a write is never retried blind.
 
     ``settings``: tether's :class:`~tether.AgentSettings` (the defaults when unset);
@@ -69,11 +62,7 @@ def tether_middleware(
     """
     settings = settings if settings is not None else AgentSettings()
     middleware: list[AgentMiddleware[Any, Any, Any]] = [
-        CircuitBreakerMiddleware(settings),
-        CalmTemperatureMiddleware(settings),
-        FinalAnswerCheckMiddleware(settings, tools=tools),
-        ToolStatsMiddleware(),
-        TokenBudgetMiddleware(settings, counter=counter),
+        TetherMiddleware(settings, tools=tools, counter=counter),
         *retries,
         RepeatGuardMiddleware(settings),
     ]

@@ -19,43 +19,56 @@ from tether.memory import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count
 
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, closed, plan_call
-from langchain_tether.common import TetherState, run_view
+from langchain_tether.common import RunState, run_view
 
 ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
 AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 
 
-class TokenBudgetMiddleware(
-    lc.AgentMiddleware[TetherState[lc.ResponseT], lc.ContextT, lc.ResponseT]
-):
-    """Counts each model request (messages and tool schemas, with tether's counter) and asks
-    :func:`tether.decisions.before_call` whether it fits the run's ``token_budget``,
-    keeping ``max_tokens`` in reserve for a last answer when ``cap_answer`` is on. When it
-    does not fit, the call is not made: the model is asked, with no tools, for its answer
-    from what is known (if that call fits), and the run ends ``partial``.
+class KeptCounts:
+    """``counter``'s counts, each text counted once: a run's messages are in every later
+    request of the run, and counting them all at each call was a tenth of tether's cost
+    (benchmarks/middleware_overhead.py). Kept by the text itself, up to 1,024 texts."""
+
+    def __init__(self, counter: TokenCounter) -> None:
+        self.counter, self.kept = counter, dict[str, int]()
+
+    def count(self, text: str) -> int:
+        kept = self.kept.get(text)
+        if kept is None:
+            if len(self.kept) >= 1024:
+                self.kept.clear()
+            kept = self.kept[text] = self.counter.count(text)
+        return kept
+
+
+class TokenBudget:
+    """The token budget, a part of :class:`langchain_tether.TetherMiddleware` and the whole
+    of :class:`TokenBudgetMiddleware`: counts each model request (messages and tool schemas,
+    with tether's counter) and asks :func:`tether.decisions.before_call` whether it fits the
+    run's ``token_budget``, keeping ``max_tokens`` in reserve for a last answer when
+    ``cap_answer`` is on. When it does not fit, the call is not made: the model is asked,
+    with no tools, for its answer from what is known (if that call fits), and the run ends
+    ``partial``.
 
     What a call spent is counted here; the server's usage is taken only when it is
-    plausible for the prompt and reply counted (:func:`tether.decisions.usage_problem`, the loop's
-    rule), so a server that under- or over-reports cannot stretch or end the run.
-
-    Hooks: ``wrap_model_call`` (no graph node of its own). State: the run's usage
-    (private), ``tether_status``, ``tether_cause`` and ``tether_reason``. Settings:
-    ``token_budget``, ``max_tokens``, ``cap_answer``. ``counter``: any
+    plausible for the prompt and reply counted (:func:`tether.decisions.usage_problem`, the
+    loop's rule), so a server that under- or over-reports cannot stretch or end the run.
+    Settings: ``token_budget``, ``max_tokens``, ``cap_answer``. ``counter``: any
     :class:`tether.memory.TokenCounter` (tiktoken's cl100k_base, offline, by default).
     """
 
-    state_schema = TetherState  # type: ignore[assignment]
+    settings: AgentSettings
 
-    def __init__(
-        self, settings: AgentSettings | None = None, *, counter: TokenCounter | None = None
-    ) -> None:
-        super().__init__()
-        self.settings = settings or AgentSettings()
+    def __init__(self, counter: TokenCounter | None = None) -> None:
         self.counter = counter or TiktokenCounter()
+        self.texts = KeptCounts(self.counter)
+        self._schemas: dict[str, tuple[BaseTool, int]] = {}
 
-    def wrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    def budgeted(
+        self, request: lc.ModelRequest[Any], handler: ModelHandler
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """The call made within the budget (``handler`` makes it), or the stop in its place."""
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
             plan, tokens = self._plan(request, view, call)
@@ -65,9 +78,10 @@ class TokenBudgetMiddleware(
             response = handler(plan.request)
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
-    async def awrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    async def abudgeted(
+        self, request: lc.ModelRequest[Any], handler: AsyncModelHandler
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        """:meth:`budgeted`, for an async handler."""
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
             plan, tokens = self._plan(request, view, call)
@@ -111,11 +125,20 @@ class TokenBudgetMiddleware(
         if request.system_message is not None:
             messages.insert(0, request.system_message)
         calls = " ".join(call_text(m) for m in messages if isinstance(m, AIMessage))
-        schemas = sum(self.counter.count(schema_text(tool)) for tool in request.tools)
+        schemas = sum(self.schema_tokens(tool) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return (
-            count_messages(self.counter, messages) + self.counter.count(calls) + schemas + overhead
-        )
+        return count_messages(self.texts, messages) + self.counter.count(calls) + schemas + overhead
+
+    def schema_tokens(self, tool: BaseTool | dict[str, Any]) -> int:
+        """The tokens of the tool's schema as the model is sent it (OpenAI's JSON), counted
+        once per tool this budget is offered (the tools a run offers do not change between
+        its calls): counting them at each call was most of the budget's cost."""
+        if not isinstance(tool, BaseTool):
+            return self.counter.count(schema_text(tool))
+        kept = self._schemas.get(tool.name)
+        if kept is None or kept[0] is not tool:
+            kept = self._schemas[tool.name] = (tool, self.counter.count(schema_text(tool)))
+        return kept[1]
 
     def _usage(
         self, view: Any, response: lc.ModelResponse[Any], tokens: int, call: ModelCall
@@ -137,7 +160,7 @@ class TokenBudgetMiddleware(
 
     def spent(self, reply: AIMessage, prompt: int) -> Usage:
         """What one call spent: the server's usage when it is plausible, else the count."""
-        written = self.counter.count(reply.text) + self.counter.count(call_text(reply))
+        written = self.texts.count(reply.text) + self.counter.count(call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
             return {
@@ -148,27 +171,45 @@ class TokenBudgetMiddleware(
         return {"input_tokens": prompt, "output_tokens": written, "total_tokens": prompt + written}
 
 
+class TokenBudgetMiddleware(
+    TokenBudget, lc.AgentMiddleware[RunState[lc.ResponseT], lc.ContextT, lc.ResponseT]
+):
+    """The token budget (:class:`TokenBudget`) on its own, for an agent that wants it
+    without tether's other controls (:func:`langchain_tether.tether_middleware` puts it in
+    :class:`langchain_tether.TetherMiddleware`).
+
+    Hooks: ``wrap_model_call`` (no graph node of its own). State: the run's usage
+    (private), ``tether_status``, ``tether_cause`` and ``tether_reason``.
+    """
+
+    state_schema = RunState  # type: ignore[assignment]
+
+    def __init__(
+        self, settings: AgentSettings | None = None, *, counter: TokenCounter | None = None
+    ) -> None:
+        lc.AgentMiddleware.__init__(self)
+        TokenBudget.__init__(self, counter)
+        self.settings = settings or AgentSettings()
+
+    def wrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        return self.budgeted(request, handler)
+
+    async def awrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        return await self.abudgeted(request, handler)
+
+
 def _fresh(state: Any) -> dict[str, Any]:
     """The budget's field as a run starts."""
     return {"tether_usage": None}
 
 
-_SCHEMAS: dict[int, tuple[BaseTool | dict[str, Any], str]] = {}
-
-
 def schema_text(tool: BaseTool | dict[str, Any]) -> str:
-    """The tool's schema as the model is sent it (OpenAI's JSON), kept per tool object (held,
-    so no other object takes its id): building it each call was 0.9 ms of a step's 5.4 ms
-    (benchmarks/middleware_overhead.py), most of tether's cost over the stock middleware."""
-    kept = _SCHEMAS.get(id(tool))
-    if kept is None or kept[0] is not tool:
-        if len(_SCHEMAS) >= 256:
-            _SCHEMAS.clear()
-        kept = _SCHEMAS[id(tool)] = (
-            tool,
-            json.dumps(convert_to_openai_tool(tool), ensure_ascii=False),
-        )
-    return kept[1]
+    """The tool's schema as the model is sent it (OpenAI's JSON)."""
+    return json.dumps(convert_to_openai_tool(tool), ensure_ascii=False)
 
 
 def call_text(message: AIMessage) -> str:

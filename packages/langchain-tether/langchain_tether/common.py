@@ -45,8 +45,8 @@ def add_failures(current: dict[str, int] | None, new: Any) -> dict[str, int]:
     return counts
 
 
-class TetherState(lc.AgentState[lc.ResponseT]):
-    """The fields every tether middleware keeps."""
+class RunState(lc.AgentState[lc.ResponseT]):
+    """The fields every tether middleware shares."""
 
     tether_status: NotRequired[Annotated[str | None, lc.OmitFromInput, latest]]
     """Set when tether ended the run: a status of :data:`tether.STATUSES`."""

@@ -5,8 +5,8 @@ the second answer is taken as written."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Any, NotRequired
+from collections.abc import Sequence
+from typing import Any
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
@@ -16,9 +16,10 @@ from langgraph.types import Overwrite
 from tether import AgentSettings
 from tether.decisions.grounding import heard
 
-from langchain_tether.calls import ModelCall, model_call
-from langchain_tether.common import NOTE_ID, TetherState, responded, run_view
-from langchain_tether.tooling import ToolHooks, ToolStep
+from langchain_tether.budget import AsyncModelHandler, ModelHandler
+from langchain_tether.calls import ModelCall
+from langchain_tether.common import NOTE_ID
+from langchain_tether.tooling import ToolStep
 
 
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
@@ -31,45 +32,28 @@ def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any
     return dict(folded)
 
 
-class FinalAnswerCheckState(TetherState[lc.ResponseT]):
-    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
-    """The run's task: the user's message that started it."""
-    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
-    """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
-    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
-    """An answer was sent back in this run; the next is taken as written."""
-
-
-class FinalAnswerCheckMiddleware(
-    ToolHooks, lc.AgentMiddleware[FinalAnswerCheckState[lc.ResponseT], lc.ContextT, lc.ResponseT]
-):
-    """Runs :func:`tether.decisions.final_check.check_final` on a reply without tool calls.
-    When it returns a note, the note is added as a user message after the reply and the
-    model is asked again in the same step (the wrappers inside this one see the second
-    call too), once per run. The note holds tether's words, registered
-    tool names and single-token values only: no text of a tool or of the model.
+class FinalAnswerCheck:
+    """The final-answer check, a part of :class:`langchain_tether.TetherMiddleware` (it shares
+    the run's state and wrappers with the stop rules). It runs
+    :func:`tether.decisions.final_check.check_final` on a reply without tool calls. When it
+    returns a note, the note is added as a user message after the reply and the model is
+    asked again in the same step (the wrappers inside see the second call too), once per
+    run. The note holds tether's words, registered tool names and single-token values only:
+    no text of a tool or of the model.
 
     ``tools``: the agent's tools (the check looks for a lookup or a change the task names);
-    unset, the tools of the model requests it has seen are used.
-
-    Hooks: ``wrap_model_call`` (the task, at a run's first call; the tools offered; the
-    check, and the second call), ``wrap_tool_call`` (what each call established): no graph
-    node of its own. State: task, grounds and whether an answer was sent back (private).
-    Settings: ``check_final``; ``look_first``: while nothing has run and the task names
-    something a read tool can look up, the model is asked for a tool call.
+    unset, the tools of the model requests it has seen are used. Settings: ``check_final``;
+    ``look_first``: while nothing has run and the task names something a read tool can look
+    up, the model is asked for a tool call.
     """
 
-    state_schema = FinalAnswerCheckState  # type: ignore[assignment]
+    settings: AgentSettings
 
-    def __init__(
-        self, settings: AgentSettings | None = None, *, tools: Sequence[BaseTool] | None = None
-    ) -> None:
-        super().__init__()
-        self.settings = settings or AgentSettings()
+    def __init__(self, tools: Sequence[BaseTool] | None = None) -> None:
         self._tools: dict[str, BaseTool] = {tool.name: tool for tool in tools or ()}
 
-    def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts: the task is the user's message. What the
+    def fresh_check(self, state: Any) -> dict[str, Any]:
+        """The check's fields as a run starts: the task is the user's message. What the
         thread's calls established (the grounds) stays, with what the user said, as in the
         loop."""
         messages = state.get("messages") or []
@@ -112,51 +96,43 @@ class FinalAnswerCheckMiddleware(
             return request
         return request.override(tool_choice="required")
 
-    def wrap_model_call(
-        self,
-        request: lc.ModelRequest[lc.ContextT],
-        handler: Callable[[lc.ModelRequest[lc.ContextT]], lc.ModelResponse[Any]],
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        self._learn(request)
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            request = self.looked_first(view, request)
-            response = handler(request)
-            note = self.note(view, request, response, call)
-            if note is not None:
-                again, sent = _sent_back(request, response, note)
-                response = _joined(response, sent, handler(again))
-                update["tether_sent_back"] = True
-            return responded(response, update, call)
+    def checked(
+        self, view: Any, request: lc.ModelRequest[Any], handler: ModelHandler, call: ModelCall
+    ) -> tuple[lc.ModelResponse[Any], bool]:
+        """The step's response: the model's reply, or the reply, the note and the second
+        reply when it was sent back (and whether it was)."""
+        request = self.looked_first(view, request)
+        response = handler(request)
+        note = self.note(view, request, response, call)
+        if note is None:
+            return response, False
+        again, sent = _sent_back(request, response, note)
+        return _joined(response, sent, handler(again)), True
 
-    async def awrap_model_call(
-        self,
-        request: lc.ModelRequest[lc.ContextT],
-        handler: Callable[[lc.ModelRequest[lc.ContextT]], Awaitable[lc.ModelResponse[Any]]],
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        self._learn(request)
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            request = self.looked_first(view, request)
-            response = await handler(request)
-            note = self.note(view, request, response, call)
-            if note is not None:
-                again, sent = _sent_back(request, response, note)
-                response = _joined(response, sent, await handler(again))
-                update["tether_sent_back"] = True
-            return responded(response, update, call)
+    async def achecked(
+        self, view: Any, request: lc.ModelRequest[Any], handler: AsyncModelHandler, call: ModelCall
+    ) -> tuple[lc.ModelResponse[Any], bool]:
+        """:meth:`checked`, for an async handler."""
+        request = self.looked_first(view, request)
+        response = await handler(request)
+        note = self.note(view, request, response, call)
+        if note is None:
+            return response, False
+        again, sent = _sent_back(request, response, note)
+        return _joined(response, sent, await handler(again)), True
 
-    def _learn(self, request: lc.ModelRequest[Any]) -> None:
+    def learn(self, request: lc.ModelRequest[Any]) -> None:
+        """The tools of a request, for the check when the agent's were not given."""
         for tool in request.tools:
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
                 self._tools[tool.name] = tool
 
-    def tool_update(self, step: ToolStep) -> dict[str, Any] | None:
+    def grounds_update(self, step: ToolStep) -> dict[str, Any]:
         """What the call established (a call tether answered from its record establishes
         nothing new)."""
         request = step.request
         if step.call.gate in ("recall", "repeat"):
-            return None
+            return {}
         call = {
             "task": request.state.get("tether_task") or "",
             "tool": request.tool_call["name"],

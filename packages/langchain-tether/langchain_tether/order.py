@@ -20,30 +20,37 @@ from langchain.agents.middleware import (
 
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.repeat import RepeatGuardMiddleware
-from langchain_tether.steps import CircuitBreakerMiddleware
+from langchain_tether.steps import TetherMiddleware
 
 M = TypeVar("M", bound=Sequence[AgentMiddleware[Any, Any, Any]])
+BUDGETS = (TetherMiddleware, TokenBudgetMiddleware)
+"""The middleware that check the token budget (a model retry goes inside every one)."""
 
 
 def check_order(middleware: M) -> M:
     """``middleware`` (the list given to ``create_agent``) as it is, when every order it puts
     tether's middleware in holds; else a ValueError naming the first that does not:
 
+    - ``RepeatGuardMiddleware`` without :class:`~langchain_tether.TetherMiddleware` before
+      it: that runs the guard's model side (a run's start, the stop it leaves pending).
     - ``ModelCallLimitMiddleware``: it ends the run from a hook of its own, before tether
       can replay a write of unknown outcome or write the run's status; tether's step cap
       (``AgentSettings.max_steps``) does its job.
     - ``ToolRetryMiddleware`` after the repeat guard: it would retry a write blind (and a
       write's unknown outcome would be lost); it goes before it (``retries=``).
-    - ``ModelRetryMiddleware`` before tether's model wrappers: a model failure at a cap
-      would lose the run's status; it goes after the token budget.
+    - ``ModelRetryMiddleware`` before a middleware that checks the token budget
+      (:class:`~langchain_tether.TetherMiddleware`, ``TokenBudgetMiddleware``): a model
+      failure at a cap would lose the run's status; it goes after them.
     """
-    first = _first(
-        middleware, (CircuitBreakerMiddleware, TokenBudgetMiddleware, RepeatGuardMiddleware)
-    )
+    first = _first(middleware, (*BUDGETS, RepeatGuardMiddleware))
     if first is None:
         return middleware
-    budget = _first(middleware, (TokenBudgetMiddleware,))
+    budget = max(
+        (at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)), default=None
+    )
     guard = _first(middleware, (RepeatGuardMiddleware,))
+    if guard is not None and not any(isinstance(p, TetherMiddleware) for p in middleware[:guard]):
+        raise ValueError("RepeatGuardMiddleware goes after TetherMiddleware, never without it")
     for at, part in enumerate(middleware):
         if isinstance(part, ModelCallLimitMiddleware):
             raise ValueError(
@@ -59,9 +66,9 @@ def check_order(middleware: M) -> M:
             budget if budget is not None else first
         ):
             raise ValueError(
-                "ModelRetryMiddleware goes after TokenBudgetMiddleware (tether_middleware("
-                "retries=[...]) or later), never before: a model failure at a cap would lose "
-                "the run's status"
+                "ModelRetryMiddleware goes after TetherMiddleware and TokenBudgetMiddleware "
+                "(tether_middleware(retries=[...]) or later), never before: a model failure at "
+                "a cap would lose the run's status"
             )
     return middleware
 

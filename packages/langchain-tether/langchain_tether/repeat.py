@@ -33,16 +33,9 @@ from tether.llm import call_fingerprint
 from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
 from langchain_tether.calls import ModelCall, ToolCallRecord
-from langchain_tether.closing import Plan, replay_call
-from langchain_tether.common import (
-    TetherState,
-    ending,
-    latest,
-    step_of,
-    stop_after,
-)
-from langchain_tether.steps import StepsMiddleware
-from langchain_tether.tooling import ToolResponse, ToolStep, gate_result, proposal_of
+from langchain_tether.closing import replay_call
+from langchain_tether.common import RunState, ending, latest, step_of, stop_after
+from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"  # the same reply made the same call earlier
 SAME_ID = "has the id of another call of the same reply"  # ids must be unique
@@ -52,7 +45,7 @@ UNKNOWN_OUTCOME = (
 )
 
 
-class RepeatGuardState(TetherState[lc.ResponseT]):
+class RepeatGuardState(RunState[lc.ResponseT]):
     tether_calls: NotRequired[
         Annotated[dict[str, CallRecord], lc.PrivateStateAttr, decisions.record_calls]
     ]
@@ -65,7 +58,48 @@ class RepeatGuardState(TetherState[lc.ResponseT]):
     """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
 
 
-class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
+def fresh_guard(state: Any) -> dict[str, Any]:
+    """The guard's fields as a run starts. The thread's call memory stays, as in the loop: a
+    call that failed twice is still refused, and every success is stale."""
+    return {
+        "tether_calls": decisions.stale_records(state.get("tether_calls") or {}),
+        "tether_unresolved": None,
+        "tether_resolving": False,
+        "tether_run_id": uuid.uuid4().hex,
+    }
+
+
+def settled(
+    view: Any, response: lc.ModelResponse[Any], call: ModelCall
+) -> tuple[lc.ModelResponse[Any], dict[str, Any]]:
+    """The model's response, and the guard's update: an answer while a write's outcome is
+    unknown has the write replayed first, with the same arguments
+    (:func:`tether.decisions.must_resolve_first`), as a tool call added after the answer,
+    and the model answers again once it is settled; if the replay left it unknown, the
+    answer stands and the run fails, saying so. An answer asked for at a stop is taken as
+    it is (the cap's ending says what is unknown)."""
+    result = list(response.result)
+    reply = result[-1] if result else None
+    unresolved: Proposal | None = view.get("tether_unresolved")
+    if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
+        return response, {}
+    if call.closing is not None or call.ended:
+        return response, {}
+    answered: Verdict = {"status": "completed", "cause": "answer", "reason": "a final answer"}
+    if decisions.must_resolve_first(answered, unresolved, bool(view.get("tether_resolving"))):
+        result.append(replay_call(unresolved))
+        update: dict[str, Any] = {"tether_resolving": True}
+    else:
+        verdict = decisions.settled_verdict(answered, unresolved)
+        update = ending(verdict, verdict["reason"] + decisions.unknown_outcome_note(unresolved))
+        call.ended = True
+    kept = lc.ModelResponse(result=result, structured_response=response.structured_response)
+    return kept, update
+
+
+class RepeatGuardMiddleware(
+    ToolHooks, lc.AgentMiddleware[RepeatGuardState[lc.ResponseT], lc.ContextT, lc.ResponseT]
+):
     """Asks :func:`tether.decisions.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.call_fingerprint`): a call that succeeded before is
     answered with the recall note (what it returned, as plain tokens only), a call that
@@ -77,69 +111,24 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
     (inside) LangChain's ``ToolRetryMiddleware``: a write's exception comes back from here
     as an error result, so the retry middleware retries reads only.
 
-    Hooks: ``wrap_model_call`` (counts the run's steps; ends the run on a pending stop;
-    adds the replay of a write of unknown outcome after an answer), ``wrap_tool_call``: no
-    graph node of its own. State: the run's calls, the write of unknown outcome and whether
-    it was replayed (private). Settings: ``repeat_notes``, ``repeat_limit``,
-    ``tool_attempts``, ``retry_base_delay``, ``retry_max_delay``.
+    It goes with :class:`langchain_tether.TetherMiddleware` before it, which starts its
+    fields at a run's first model call, acts on the stop it leaves pending, and replays a
+    write of unknown outcome after an answer (:func:`settled`): the guard needs no model
+    hook of its own (:func:`langchain_tether.check_order` refuses it alone).
+
+    Hooks: ``wrap_tool_call``: no graph node of its own. State: the run's calls, the write
+    of unknown outcome and whether it was replayed (private). Settings: ``repeat_notes``,
+    ``repeat_limit``, ``tool_attempts``, ``retry_base_delay``, ``retry_max_delay``.
     """
 
     state_schema = RepeatGuardState  # type: ignore[assignment]
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
-        super().__init__(settings)
+        super().__init__()
+        self.settings = settings or AgentSettings()
         self._rng = random.Random()  # the jitter of a write's replay in place
         self._claims: dict[int, tuple[weakref.ref[AIMessage], set[str]]] = {}
         self._lock = threading.Lock()
-
-    def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts. The thread's call memory stays, as in the
-        loop: a call that failed twice is still refused, and every success is stale."""
-        return {
-            "tether_calls": decisions.stale_records(state.get("tether_calls") or {}),
-            "tether_unresolved": None,
-            "tether_resolving": False,
-            "tether_run_id": uuid.uuid4().hex,
-        }
-
-    def finished(
-        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        response, update = self._settled(plan, view, response, update, plan.call)
-        finished = plan.finish(response, update)
-        plan.call.ended = plan.call.ended or update.get("tether_status") is not None
-        return finished
-
-    def _settled(
-        self,
-        plan: Plan,
-        view: Any,
-        response: lc.ModelResponse[Any],
-        update: dict[str, Any],
-        call: ModelCall,
-    ) -> tuple[lc.ModelResponse[Any], dict[str, Any]]:
-        """An answer while a write's outcome is unknown: the write is replayed first, with
-        the same arguments (:func:`tether.decisions.must_resolve_first`), as a tool call
-        added after the answer, and the model answers again once it is settled; if the
-        replay left it unknown, the answer stands and the run fails, saying so. An answer
-        asked for at a stop is taken as it is (the cap's ending says what is unknown)."""
-        result = list(response.result)
-        reply = result[-1] if result else None
-        unresolved: Proposal | None = view.get("tether_unresolved")
-        if not isinstance(reply, AIMessage) or reply.tool_calls or unresolved is None:
-            return response, update
-        if call.closing is not None or call.ended:
-            return response, update
-        answered: Verdict = {"status": "completed", "cause": "answer", "reason": "a final answer"}
-        if decisions.must_resolve_first(answered, unresolved, bool(view.get("tether_resolving"))):
-            result.append(replay_call(unresolved))
-            update = {**update, "tether_resolving": True}
-        else:
-            verdict = decisions.settled_verdict(answered, unresolved)
-            reason = verdict["reason"] + decisions.unknown_outcome_note(unresolved)
-            update = {**update, **ending(verdict, reason)}
-        kept = lc.ModelResponse(result=result, structured_response=response.structured_response)
-        return kept, update
 
     # --- before the call: the gate --------------------------------------------------------
 
@@ -151,9 +140,10 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
         and so is a call whose id the reply gave another call too, but for the first to
         claim it."""
         view, proposal = _view(request.state), proposal_of(request, call)
-        if _earlier_twin(request, proposal["fingerprint"]):
+        reply = _reply_of(request)
+        if _earlier_twin(request, reply, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
-        if not self._claimed(request):
+        if not self._claimed(request, reply):
             return GateDecision("refuse", SAME_ID)
         decided = decisions.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
@@ -163,10 +153,10 @@ class RepeatGuardMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
             return GateDecision("recall")
         return GateDecision("run")
 
-    def _claimed(self, request: ToolCallRequest) -> bool:
+    def _claimed(self, request: ToolCallRequest, reply: AIMessage | None) -> bool:
         """This call is the first of its reply to run under its id (parallel calls run in
         threads of one process: the claim is held for the reply's message while it lives)."""
-        call_id, reply = request.tool_call["id"], _reply_of(request)
+        call_id = request.tool_call["id"]
         if reply is None or call_id is None:
             return True
         if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
@@ -281,10 +271,10 @@ def _reply_of(request: ToolCallRequest) -> AIMessage | None:
     return None
 
 
-def _earlier_twin(request: ToolCallRequest, fingerprint: str) -> bool:
+def _earlier_twin(request: ToolCallRequest, reply: AIMessage | None, fingerprint: str) -> bool:
     """The reply that made this call made the same call earlier (the same tool and the
     arguments the tool receives, under another id)."""
-    call_id, reply = request.tool_call["id"], _reply_of(request)
+    call_id = request.tool_call["id"]
     if reply is None:
         return False
     ids = [call["id"] for call in reply.tool_calls]

@@ -1,5 +1,6 @@
-"""The circuit breaker (and every stop rule) and calm temperature: both read the run's tool
-steps in a row.
+"""TetherMiddleware: the controls that share the run's step records and its model call (every
+stop rule, calm temperature, the final-answer check, tool stats, the token budget and the
+repeat guard's model side), in one middleware, so create_agent wraps one pair of hooks.
 
 A step is one model call's tool calls. Parallel calls of one step make one step, failed when
 every call failed, so the breaker's warning always comes one step before it opens, as in the
@@ -8,22 +9,23 @@ loop (where each step runs one call).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
-from langgraph.types import Command
-from tether import AgentSettings
-from tether.decisions import FAILURE_KINDS, StepRecord
+from langchain_core.tools import BaseTool
+from langgraph.types import Command, Overwrite
+from tether import AgentSettings, ToolStats
+from tether.decisions import FAILURE_KINDS
+from tether.memory import TokenCounter
 
+from langchain_tether.budget import AsyncModelHandler, ModelHandler, TokenBudget
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
-    TetherState,
-    by_step,
     counted,
     ending,
     facts_of,
@@ -32,10 +34,10 @@ from langchain_tether.common import (
     stop_after,
     streak,
 )
+from langchain_tether.final import FinalAnswerCheck, fold_grounds
+from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
 from langchain_tether.tooling import ToolHooks, ToolStep
 
-ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
-AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
@@ -52,85 +54,165 @@ def with_note(
     return request.override(messages=[*messages[:at], note, *messages[at:]])
 
 
-class StepsMiddleware(ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]):
-    """A middleware that records each tool step of the run and acts before each model call."""
+def add_call(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
+    """Reducer: the run's stats with one more call of ``call["tool"]``
+    (:meth:`tether.ToolStats.record`; no error text is kept)."""
+    stats = dict(current or {})
+    kept = ToolStats(**stats.get(call["tool"], {}))
+    kept.record(call["ok"], call["latency_s"], None)
+    stats[call["tool"]] = dict(vars(kept))  # its fields are plain values
+    return stats
 
-    def __init__(self, settings: AgentSettings | None = None) -> None:
-        super().__init__()
-        self.settings = settings or AgentSettings()
 
-    def fresh(self, state: Any) -> dict[str, Any]:
-        """This middleware's fields as a run starts."""
+def stats_update(step: ToolStep) -> dict[str, Any]:
+    """The call counted, with its latency (the time its hook took). A call answered from
+    its record or refused by tether is not counted (it did not run); a call whose exception
+    propagates is not either (a retry or error middleware goes inside)."""
+    if step.call.gate is not None:
         return {}
-
-    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call as this middleware sends it on (``view``: the run's state): closed, or
-        replaced, on a stop the tools left pending."""
-        return plan_call(request, view.get("tether_stop"), self.settings, call)
-
-    def finished(
-        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        """The model's response as this middleware returns it, with its update."""
-        return plan.finish(response, update)
-
-    def wrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            return self.finished(plan, view, handler(plan.request), update)
-
-    async def awrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            return self.finished(plan, view, await handler(plan.request), update)
+    call = {
+        "tool": step.request.tool_call["name"],
+        "ok": step.result["status"] == "success",
+        "latency_s": round(step.latency, 6),
+    }
+    return {"tether_tool_stats": call}
 
 
-class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
-    """Records the run's tool steps and, before each model call, asks the loop's stop rules
-    (:func:`tether.decisions.first_stop`, on :class:`tether.decisions.StopFacts` built from
-    the run's private fields): the circuit breaker, the token budget spent, the step cap,
-    a repeat after the notes. After ``switch_after_failures`` failed steps the next model
-    call gets :func:`tether.decisions.switch_hint`'s note (which call failed and how, in
-    tether's words); at ``breaker_failures`` the note also says one more failed step ends
-    the run. At a cap, with ``cap_answer``, one last call with no tools asks for the answer.
+class TetherState(RepeatGuardState[lc.ResponseT]):
+    """The fields of :class:`TetherMiddleware`: the shared ones, the repeat guard's (started
+    here), the final-answer check's and the tool stats."""
+
+    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
+    """The run's task: the user's message that started it."""
+    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
+    """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
+    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
+    """An answer was sent back in this run; the next is taken as written."""
+    tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
+    """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
+    ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
+
+
+class TetherMiddleware(
+    FinalAnswerCheck, TokenBudget, ToolHooks, lc.AgentMiddleware[Any, lc.ContextT, lc.ResponseT]
+):
+    """The controls that share the run's step records and its model call, in one middleware
+    (create_agent wraps each middleware's hooks at every call, so one pair of hooks costs
+    less than one per control):
+
+    - the stop rules (:func:`tether.decisions.first_stop` before each model call, on the
+      run's private fields): the breaker, the budget spent, the step cap, a repeat after
+      the notes; the failures' note (:func:`tether.decisions.switch_hint`); at a cap, with
+      ``cap_answer``, one last call with no tools for the answer.
+    - calm temperature (:func:`tether.decisions.temperature_for`, on the same records), in
+      the request's ``model_settings``.
+    - the final-answer check (:class:`~langchain_tether.final.FinalAnswerCheck`).
+    - per-tool stats in the output (``tether_tool_stats``).
+    - the token budget (:class:`~langchain_tether.budget.TokenBudget`), innermost of these,
+      so it counts each request as sent (notes, temperature, an answer sent back).
+    - the repeat guard's model side: its fields start with a run, and an answer while a
+      write's outcome is unknown has the write replayed first
+      (:func:`langchain_tether.repeat.settled`).
 
     Place it before (outside) LangChain's ``ToolRetryMiddleware``, so a call retried in
     place is one step, and its exhausted retries one failure.
 
     Hooks: ``wrap_model_call``, ``wrap_tool_call``: no graph node of its own. State: the
-    run's last steps and failures per tool (private). Settings: ``switch_after_failures``,
-    ``breaker_failures``, ``max_steps``, ``token_budget``, ``cap_answer``.
+    run's last steps, failures per tool, task, grounds (private), ``tether_tool_stats``.
     """
 
     state_schema = TetherState  # type: ignore[assignment]
 
+    def __init__(
+        self,
+        settings: AgentSettings | None = None,
+        *,
+        tools: Sequence[BaseTool] | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        lc.AgentMiddleware.__init__(self)
+        self.settings = settings or AgentSettings()
+        FinalAnswerCheck.__init__(self, tools)
+        TokenBudget.__init__(self, counter)
+        self.window = CALLS_PER_STEP * max(
+            decisions.history_window(self.settings), self.settings.calm_after_successes
+        )
+
     def fresh(self, state: Any) -> dict[str, Any]:
-        return {"tether_history": [], "tether_tool_failures": {}}
+        """The fields as a run starts (at its first model call: no graph node)."""
+        return {
+            **fresh_guard(state),
+            "tether_history": [],
+            "tether_tool_failures": {},
+            "tether_tool_stats": Overwrite({}),
+            **self.fresh_check(state),
+        }
 
     def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call with the failures' note; at a stop (or one the tools left pending), the
-        last answer's call, or none."""
+        """The call with the failures' note and its temperature; at a stop (or one the tools
+        left pending), the last answer's call, or none."""
         facts = facts_of(view)
         hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
-        verdict = view.get("tether_stop") or stop_after(view, self.settings)
+        stop = decisions.first_stop(facts, self.settings) if facts.history else None
+        verdict = view.get("tether_stop") or stop
         plan = plan_call(request, verdict, self.settings, call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
+        calm = streak(list(facts.history), frozenset({"success"}))
+        temperature = decisions.temperature_for(calm, self.settings)
+        settings = {**plan.request.model_settings, "temperature": temperature}
+        plan.request = plan.request.override(model_settings=settings)
         return plan
+
+    def wrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        self.learn(request)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            inner: dict[str, Any] = {}
+            guard: dict[str, Any] = {}
+
+            def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                response, guard["update"] = settled(view, handler(sent), call)
+                return response
+
+            def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(self.budgeted(sent, made), inner, guard)
+
+            response, sent_back = self.checked(view, plan.request, budgeted, call)
+            update |= {"tether_sent_back": True} if sent_back else {}
+            return _joined(self.finished(plan, view, response, update), inner)
+
+    async def awrap_model_call(
+        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
+    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+        self.learn(request)
+        with model_call() as call:
+            view, update = run_view(request.state, self.fresh)
+            plan = self.prepared(request, view, call)
+            update |= counted(view)
+            stop = plan.stopped(update)
+            if stop is not None:
+                return stop
+            inner: dict[str, Any] = {}
+            guard: dict[str, Any] = {}
+
+            async def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                response, guard["update"] = settled(view, await handler(sent), call)
+                return response
+
+            async def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(await self.abudgeted(sent, made), inner, guard)
+
+            response, sent_back = await self.achecked(view, plan.request, budgeted, call)
+            update |= {"tether_sent_back": True} if sent_back else {}
+            return _joined(self.finished(plan, view, response, update), inner)
 
     def finished(
         self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
@@ -156,45 +238,41 @@ class CircuitBreakerMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
 
     def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's step record, appended to the run's history; a failed call of a
-        registered tool counted against it."""
+        registered tool counted against it; what it established; its stats."""
         record = step.record(self.settings)
-        window = decisions.history_window(self.settings) * CALLS_PER_STEP
-        update: dict[str, Any] = {"tether_history": decisions.windowed([record], window)}
+        update: dict[str, Any] = {"tether_history": decisions.windowed([record], self.window)}
         if record["kind"] in FAILURE_KINDS and "tool" in record:
             update["tether_tool_failures"] = record["tool"]
-        return update
+        return update | self.grounds_update(step) | stats_update(step)
 
 
-class CalmTemperatureState(TetherState[lc.ResponseT]):
-    tether_calm_history: NotRequired[
-        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
-    ]
-    """The run's last tool steps, as many as the calm setting needs."""
+def _kept(
+    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any],
+    inner: dict[str, Any],
+    guard: dict[str, Any],
+) -> lc.ModelResponse[Any]:
+    """The budget's response; the guard's update and the budget's kept in ``inner`` (the
+    budget's applied after the guard's), replacing an earlier pass's (as create_agent keeps
+    an inner middleware's command of the last call only)."""
+    inner.clear()
+    inner.update(guard.pop("update", {}))
+    inner.update(_update_of(result))
+    return result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
 
 
-class CalmTemperatureMiddleware(StepsMiddleware[lc.ContextT, lc.ResponseT]):
-    """Sets each model call's temperature from :func:`tether.decisions.temperature_for`:
-    ``temperature``, then ``calm_temperature`` once ``calm_after_successes`` tool steps in
-    a row succeeded (explore less once the run is going well). The request's
-    ``model_settings`` carry it, as LangChain binds them to the model.
+def _joined(
+    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
+) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+    """The response with the budget's update under this middleware's own (applied after it,
+    as create_agent applies an outer middleware's command after an inner one's)."""
+    if not inner:
+        return result
+    response = result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
+    update = {**inner, **_update_of(result)}
+    return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))
 
-    Hooks: ``wrap_model_call``, ``wrap_tool_call``. State: the run's last steps (private).
-    Settings: ``temperature``, ``calm_temperature``, ``calm_after_successes``.
-    """
 
-    state_schema = CalmTemperatureState  # type: ignore[assignment]
-
-    def fresh(self, state: Any) -> dict[str, Any]:
-        return {"tether_calm_history": []}
-
-    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        steps = by_step(list(view.get("tether_calm_history") or []))
-        temperature = decisions.temperature_for(
-            streak(steps, frozenset({"success"})), self.settings
-        )
-        settings = {**request.model_settings, "temperature": temperature}
-        return Plan(request.override(model_settings=settings), call)
-
-    def tool_update(self, step: ToolStep) -> dict[str, Any]:
-        window = self.settings.calm_after_successes * CALLS_PER_STEP
-        return {"tether_calm_history": decisions.windowed([step.record(self.settings)], window)}
+def _update_of(result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]) -> dict[str, Any]:
+    command = result.command if isinstance(result, lc.ExtendedModelResponse) else None
+    update = command.update if command is not None else None
+    return update if isinstance(update, dict) else {}
