@@ -4,9 +4,10 @@ the run ends with an answer asked for within what is left (``cap_answer``), as t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
@@ -31,15 +32,7 @@ class KeptCounts:
     (benchmarks/middleware_overhead.py). Kept by the text itself, up to 1,024 texts."""
 
     def __init__(self, counter: TokenCounter) -> None:
-        self.counter, self.kept = counter, dict[str, int]()
-
-    def count(self, text: str) -> int:
-        kept = self.kept.get(text)
-        if kept is None:
-            if len(self.kept) >= 1024:
-                self.kept.clear()
-            kept = self.kept[text] = self.counter.count(text)
-        return kept
+        self.count = functools.lru_cache(maxsize=1024)(counter.count)
 
 
 class TokenBudget:
@@ -60,7 +53,8 @@ class TokenBudget:
 
     settings: AgentSettings
 
-    def __init__(self, counter: TokenCounter | None = None) -> None:
+    def __init__(self, settings: AgentSettings | None, counter: TokenCounter | None) -> None:
+        self.settings = settings or AgentSettings()
         self.counter = counter or TiktokenCounter()
         self.texts = KeptCounts(self.counter)
         self._schemas: dict[str, tuple[BaseTool, int]] = {}
@@ -163,11 +157,7 @@ class TokenBudget:
         written = self.texts.count(reply.text) + self.counter.count(call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
-            return {
-                "input_tokens": meta["input_tokens"],
-                "output_tokens": meta["output_tokens"],
-                "total_tokens": meta["total_tokens"],
-            }
+            return cast(Usage, {key: meta[key] for key in Usage.__annotations__})
         return {"input_tokens": prompt, "output_tokens": written, "total_tokens": prompt + written}
 
 
@@ -188,8 +178,7 @@ class TokenBudgetMiddleware(
         self, settings: AgentSettings | None = None, *, counter: TokenCounter | None = None
     ) -> None:
         lc.AgentMiddleware.__init__(self)
-        TokenBudget.__init__(self, counter)
-        self.settings = settings or AgentSettings()
+        TokenBudget.__init__(self, settings, counter)
 
     def wrap_model_call(
         self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler

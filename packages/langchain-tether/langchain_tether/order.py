@@ -42,29 +42,24 @@ def check_order(middleware: M) -> M:
       (:class:`~langchain_tether.TetherMiddleware`, ``TokenBudgetMiddleware``): a model
       failure at a cap would lose the run's status; it goes after them.
     """
-    first = _first(middleware, (*BUDGETS, RepeatGuardMiddleware))
-    if first is None:
-        return middleware
-    budget = max(
-        (at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)), default=None
-    )
-    guard = _first(middleware, (RepeatGuardMiddleware,))
-    if guard is not None and not any(isinstance(p, TetherMiddleware) for p in middleware[:guard]):
+    guards = [at for at, part in enumerate(middleware) if isinstance(part, RepeatGuardMiddleware)]
+    if guards and not any(isinstance(p, TetherMiddleware) for p in middleware[: guards[0]]):
         raise ValueError("RepeatGuardMiddleware goes after TetherMiddleware, never without it")
+    budgets = [at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)]
+    if not budgets:  # none of tether's (the guard alone was refused above)
+        return middleware
     for at, part in enumerate(middleware):
         if isinstance(part, ModelCallLimitMiddleware):
             raise ValueError(
                 "ModelCallLimitMiddleware cannot be used with tether's middleware: it ends a "
                 "run tether cannot close; set AgentSettings.max_steps instead"
             )
-        if isinstance(part, ToolRetryMiddleware) and guard is not None and at > guard:
+        if isinstance(part, ToolRetryMiddleware) and guards and at > guards[0]:
             raise ValueError(
                 "ToolRetryMiddleware goes before RepeatGuardMiddleware "
                 "(tether_middleware(retries=[...])), never after it: it would retry a write blind"
             )
-        if isinstance(part, ModelRetryMiddleware) and at < (
-            budget if budget is not None else first
-        ):
+        if isinstance(part, ModelRetryMiddleware) and at < budgets[-1]:
             raise ValueError(
                 "ModelRetryMiddleware goes after TetherMiddleware and TokenBudgetMiddleware "
                 "(tether_middleware(retries=[...]) or later), never before: a model failure at "
@@ -72,6 +67,3 @@ def check_order(middleware: M) -> M:
             )
     return middleware
 
-
-def _first(middleware: Sequence[Any], kinds: tuple[type, ...]) -> int | None:
-    return next((at for at, part in enumerate(middleware) if isinstance(part, kinds)), None)
