@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import langchain.agents as agents
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolRetryMiddleware,
 )
+from langgraph.graph.state import CompiledStateGraph
 
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.repeat import RepeatGuardMiddleware
@@ -67,3 +69,11 @@ def check_order(middleware: M) -> M:
             )
     return middleware
 
+
+def create_agent(
+    *args: Any, middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (), **options: Any
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """LangChain's :func:`langchain.agents.create_agent`, the same arguments, with
+    ``middleware`` checked first (:func:`check_order`): an order that cannot hold is refused
+    when the agent is built, with one line that says where each goes."""
+    return agents.create_agent(*args, middleware=check_order(middleware), **options)
