@@ -32,7 +32,10 @@ def fetch(url: str) -> str:
 
 @tool
 def read(key: str) -> str:
-    """Read a long document."""
+    """Read a long document by its key. The document comes back whole, as plain text, with
+    its paragraphs in order; a key names one document of the archive (letters and digits),
+    and a key the archive does not hold comes back as an error naming it. Reading the same
+    key twice returns the same text, so read each document once and keep what it says."""
     return "lorem ipsum dolor " * 250
 
 
@@ -61,8 +64,10 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
     "over_budget": (
         [*calls("read", 6, key="k{i}"), "Lorem."],
         [read],
-        AgentSettings(token_budget=2400, max_tokens=300),
-    ),  # the faces' prompts differ (the loop writes its own): both close at the third call
+        AgentSettings(token_budget=2560, max_tokens=300),
+    ),  # the faces' prompts differ (the loop writes its own): the third prompt crosses the
+    # budget in both, and both close that call (the middleware's last answer fits, with the
+    # tool's schema left out: its long description makes room for the cap's note)
     "one_tool_failing": (
         [
             *[
