@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 from collections import Counter
 from pathlib import Path
@@ -258,7 +259,7 @@ long_read = StructuredTool.from_function(_long_read, name="long_read")
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_budget_stops_before_the_call_and_asks_for_an_answer(mode: str) -> None:
-    settings = AgentSettings(token_budget=1000, max_tokens=300)
+    settings = AgentSettings(token_budget=840, max_tokens=300)  # the second prompt does not fit
     replies = [call("long_read", 1, key="a"), "The document is lorem ipsum."]
     agent, model = agent_with(replies, [long_read], [TokenBudgetMiddleware(settings)])
     out = run(agent, ask("Summarise document a"), mode)
@@ -266,9 +267,41 @@ def test_the_budget_stops_before_the_call_and_asks_for_an_answer(mode: str) -> N
     assert "tools" not in model.calls[1].kwargs
     assert model.calls[1].messages[-1].text.startswith("The run is ending: the token budget")
     assert out["tether_status"] == "partial"
-    assert out["tether_reason"].startswith("token budget 1000 would be exceeded")
+    assert out["tether_reason"].startswith("token budget 840 would be exceeded")
     assert "keeping ~300 for a last answer" in out["tether_reason"]
     assert out["messages"][-1].text == "The document is lorem ipsum."
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_call_only_the_reserve_does_not_fit_is_made_with_its_reply_capped(mode: str) -> None:
+    """A run that fits is not stopped by the reserve kept for a last answer: the call whose
+    prompt fits, but not with ``max_tokens`` beside it, is made as it is, its reply capped at
+    what the budget has left, and its answer ends the run as any answer does."""
+    settings = AgentSettings(token_budget=1000, max_tokens=300)
+    replies = [call("long_read", 1, key="a"), "The document is lorem ipsum."]
+    agent, model = agent_with(replies, [long_read], tether_middleware(settings))
+    out = run(agent, ask("Summarise document a"), mode)
+    assert len(model.calls) == 2 and model.calls[1].kwargs.get("tools")  # not closed
+    assert 0 < model.calls[1].kwargs["max_tokens"] < 300
+    assert out["tether_status"] == "completed" and out["tether_cause"] == "answer"
+    assert answer_of(out) == "The document is lorem ipsum."
+
+
+def test_a_capped_reply_that_calls_a_tool_ends_the_run_at_the_budget() -> None:
+    """The capped call's reply calls a tool: no call after it fits, so the run ends there
+    (its call is not run), as the budget's stop before that call would have."""
+    settings = AgentSettings(token_budget=1000, max_tokens=300)
+    replies = [call("long_read", 1, key="a"), call("long_read", 2, key="b")]
+    agent, model = agent_with(replies, [long_read], tether_middleware(settings))
+    out = agent.invoke(ask("Summarise document a"))
+    assert len(model.calls) == 2 and out["tether_status"] == "partial"
+    spent, prompt = map(
+        int, re.findall(r"spent (\d+), next prompt ~(\d+)", out["tether_reason"])[0]
+    )
+    assert spent + prompt <= 1000 < spent + prompt + 300  # only the reserve did not fit
+    assert out["tether_reason"].endswith("; no room left to ask for an answer")
+    assert out["messages"][-1].text.startswith("The run ended (partial)")
+    assert [m.text for m in out["messages"] if isinstance(m, ToolMessage)] == [_long_read("a")]
 
 
 def test_when_even_the_last_answer_does_not_fit_the_model_is_not_called() -> None:

@@ -32,7 +32,10 @@ def fetch(url: str) -> str:
 
 @tool
 def read(key: str) -> str:
-    """Read a long document."""
+    """Read a long document by its key. The document comes back whole, as plain text, with
+    its paragraphs in order; a key names one document of the archive (letters and digits),
+    and a key the archive does not hold comes back as an error naming it. Reading the same
+    key twice returns the same text, so read each document once and keep what it says."""
     return "lorem ipsum dolor " * 250
 
 
@@ -56,13 +59,19 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
         AgentSettings(),
     ),
     "repeated": (calls("lookup", 4, order_id="ORD-1"), [lookup], AgentSettings(repeat_notes=1)),
-    "same_replies": ([""] * 4, [lookup], AgentSettings()),
+    "same_replies": (
+        [AIMessage("I will look it up", response_metadata={"finish_reason": "length"})] * 4,
+        [lookup],
+        AgentSettings(),
+    ),  # a reply cut at max_tokens, three times (an empty one has no fingerprint to repeat)
     "breaker": ([*calls("fetch", 6, url="https://x/{i}"), "No page."], [fetch], AgentSettings()),
     "over_budget": (
         [*calls("read", 6, key="k{i}"), "Lorem."],
         [read],
-        AgentSettings(token_budget=2400, max_tokens=300),
-    ),  # the faces' prompts differ (the loop writes its own): both close at the third call
+        AgentSettings(token_budget=2560, max_tokens=300),
+    ),  # the faces' prompts differ (the loop writes its own): the third prompt crosses the
+    # budget in both, and both close that call (the middleware's last answer fits, with the
+    # tool's schema left out: its long description makes room for the cap's note)
     "one_tool_failing": (
         [
             *[
@@ -86,9 +95,23 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
 }
 """A run that each rule ends, by the rule's name."""
 NOT_ON_THE_MIDDLEWARE = {
-    "same_replies": "LangChain reads the model's tool calls itself: a reply create_agent "
-    "cannot use ends its run as an answer, so no unusable reply reaches tether",
+    "same_replies": "create_agent takes a reply with no tool call as the run's answer, and "
+    "tether's middleware judges it only as an answer: a reply cut at max_tokens (or one whose "
+    "only tool calls did not parse) is sent back at most once, by the final-answer check, and "
+    "the next is taken as written. Holding the rule needs the loop's unusable-reply step in "
+    "the model wrapper (re-asked with the loop's note, each a parse_failure step), not built "
+    "yet: docs/middleware.md, Limits",
 }
+CAUSES = {
+    "answered": "answer",
+    "repeated": "repeat",
+    "same_replies": "same_reply",
+    "breaker": "breaker",
+    "one_tool_failing": "tool_failures",
+    "over_budget": "budget",
+    "step_cap": "step_cap",
+}
+"""The stop cause each rule ends a run with."""
 
 
 def on_the_loop(replies: list[Any], tools: list[Any], settings: AgentSettings) -> tuple[Any, ...]:
@@ -112,9 +135,21 @@ def on_the_middleware(
 
 
 @pytest.mark.parametrize("rule", [rule.__name__ for rule in STOP_RULES])
+def test_each_scenario_ends_the_loop_by_its_rule(rule: str) -> None:
+    replies, tools, settings = SCENARIOS[rule]
+    assert on_the_loop(replies, tools, settings)[1] == CAUSES[rule]
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [
+        pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=NOT_ON_THE_MIDDLEWARE[r]))
+        if r in NOT_ON_THE_MIDDLEWARE
+        else r
+        for r in (rule.__name__ for rule in STOP_RULES)
+    ],
+)
 def test_each_stop_rule_stops_both_faces_alike(rule: str) -> None:
-    if rule in NOT_ON_THE_MIDDLEWARE:
-        pytest.xfail(NOT_ON_THE_MIDDLEWARE[rule])
     replies, tools, settings = SCENARIOS[rule]
     loop_calls, loop_cause, loop_last = on_the_loop(replies, tools, settings)
     calls_made, cause, last = on_the_middleware(replies, tools, settings)

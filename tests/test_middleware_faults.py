@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from langchain.agents import create_agent as langchain_create_agent
 from langchain.agents.middleware import (
     HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
@@ -22,11 +23,13 @@ from langchain_tether import (
     TokenBudgetMiddleware,
     answer_of,
     check_order,
+    create_agent,
     tether_middleware,
 )
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, tool
+from tether.testing import ScriptedChatModel
 from tether.tools import error as tether_error
 from tether.tools import run_id_from
 from tether.tools import success as tether_success
@@ -269,6 +272,37 @@ def test_an_order_that_cannot_hold_is_refused() -> None:
         check_order([RepeatGuardMiddleware(), TetherMiddleware()])  # its model side is there
     fine = tether_middleware(retries=[ToolRetryMiddleware(), ModelRetryMiddleware()])
     assert check_order([*fine]) == fine
+
+
+@pytest.mark.parametrize(
+    ("outer", "refused"),
+    [
+        ([ModelCallLimitMiddleware(run_limit=2)], "ModelCallLimitMiddleware cannot be used"),
+        ([ModelRetryMiddleware()], "ModelRetryMiddleware goes after"),
+    ],
+)
+def test_the_documented_builder_refuses_an_order_that_cannot_hold(
+    outer: list[Any], refused: str
+) -> None:
+    """``langchain_tether.create_agent`` is LangChain's, with the order checked when the agent
+    is built: plain create_agent gives a middleware no hook that sees the whole list."""
+    model = ScriptedChatModel(responses=["unused"])
+    with pytest.raises(ValueError, match=refused):
+        create_agent(model, [lookup_order], middleware=[*outer, *tether_middleware()])
+    assert not model.calls
+    ok = create_agent(
+        model, [lookup_order], middleware=[*tether_middleware(), ModelRetryMiddleware()]
+    )
+    assert ok.invoke(ask("Say hello"))["tether_status"] == "completed"
+
+
+@pytest.mark.parametrize("build", [create_agent, langchain_create_agent])
+def test_tether_middlewares_list_given_whole_is_refused_in_one_line(build: Any) -> None:
+    """``middleware=[tether_middleware()]`` (the ``*`` forgotten): tether's one line, when the
+    agent is built, not LangChain's error about a list's ``wrap_tool_call``."""
+    model = ScriptedChatModel(responses=[])
+    with pytest.raises(TypeError, match=r"^unpack tether_middleware's list: middleware=\[\*"):
+        build(model, [lookup_order], middleware=[tether_middleware()])
 
 
 # --- F11: a tool gets the run's id, as in the loop -----------------------------------------------

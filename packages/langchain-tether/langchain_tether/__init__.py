@@ -10,7 +10,7 @@ langchain-tether``. See docs/middleware.md.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from langchain.agents.middleware import AgentMiddleware
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
@@ -21,7 +21,7 @@ from tether.memory import TokenCounter
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.closing import STOP_ID
 from langchain_tether.common import NOTE_ID
-from langchain_tether.order import check_order
+from langchain_tether.order import check_order, create_agent
 from langchain_tether.repeat import RepeatGuardMiddleware
 from langchain_tether.steps import TetherMiddleware, TetherState
 
@@ -33,6 +33,7 @@ __all__ = [
     "TokenBudgetMiddleware",
     "answer_of",
     "check_order",
+    "create_agent",
     "tether_middleware",
     "tether_part",
 ]
@@ -66,7 +67,16 @@ def tether_middleware(
         *retries,
         RepeatGuardMiddleware(settings),
     ]
-    return check_order(middleware)
+    return check_order(_Unpacked(middleware))
+
+
+class _Unpacked(list[AgentMiddleware[Any, Any, Any]]):
+    """:func:`tether_middleware`'s list, which goes unpacked into the agent's. Given whole,
+    as one middleware, ``create_agent`` reads its ``tools`` first: they say so."""
+
+    @property
+    def tools(self) -> NoReturn:
+        raise TypeError("unpack tether_middleware's list: middleware=[*tether_middleware(...)]")
 
 
 TetherPart = Literal["note", "cap_note", "stop", "recall", "refuse", "repeat"]

@@ -4,9 +4,10 @@ the run ends with an answer asked for within what is left (``cap_answer``), as t
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
@@ -31,15 +32,7 @@ class KeptCounts:
     (benchmarks/middleware_overhead.py). Kept by the text itself, up to 1,024 texts."""
 
     def __init__(self, counter: TokenCounter) -> None:
-        self.counter, self.kept = counter, dict[str, int]()
-
-    def count(self, text: str) -> int:
-        kept = self.kept.get(text)
-        if kept is None:
-            if len(self.kept) >= 1024:
-                self.kept.clear()
-            kept = self.kept[text] = self.counter.count(text)
-        return kept
+        self.count = functools.lru_cache(maxsize=1024)(counter.count)
 
 
 class TokenBudget:
@@ -47,9 +40,12 @@ class TokenBudget:
     of :class:`TokenBudgetMiddleware`: counts each model request (messages and tool schemas,
     with tether's counter) and asks :func:`tether.decisions.before_call` whether it fits the
     run's ``token_budget``, keeping ``max_tokens`` in reserve for a last answer when
-    ``cap_answer`` is on. When it does not fit, the call is not made: the model is asked,
-    with no tools, for its answer from what is known (if that call fits), and the run ends
-    ``partial``.
+    ``cap_answer`` is on. When its prompt does not fit, the call is not made: the model is
+    asked, with no tools, for its answer from what is known (if that call fits), and the run
+    ends ``partial``. When only the reserve does not fit, the call is made with its reply
+    capped at what is left (``max_tokens`` in its model settings): a run that fits is not
+    stopped by the reserve; a reply that calls a tool ends the run there (nothing after it
+    fits).
 
     What a call spent is counted here; the server's usage is taken only when it is
     plausible for the prompt and reply counted (:func:`tether.decisions.usage_problem`, the
@@ -60,7 +56,8 @@ class TokenBudget:
 
     settings: AgentSettings
 
-    def __init__(self, counter: TokenCounter | None = None) -> None:
+    def __init__(self, settings: AgentSettings | None, counter: TokenCounter | None) -> None:
+        self.settings = settings or AgentSettings()
         self.counter = counter or TiktokenCounter()
         self.texts = KeptCounts(self.counter)
         self._schemas: dict[str, tuple[BaseTool, int]] = {}
@@ -92,8 +89,9 @@ class TokenBudget:
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
     def _plan(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> tuple[Plan, int]:
-        """The call to make (closed for the last answer when it does not fit), or the stop
-        that replaces it; the request's tokens."""
+        """The call to make (its reply capped at what is left when only the reserve for it
+        does not fit; closed for the last answer when its prompt does not), or the stop that
+        replaces it; the request's tokens."""
         plan = plan_call(request, view.get("tether_stop"), self.settings, call)
         if plan.stop is not None:
             return plan, 0
@@ -103,6 +101,10 @@ class TokenBudget:
         verdict = self._check(spent, closing, tokens)
         if verdict is None:
             return plan, tokens
+        room = self.settings.token_budget - (spent["total_tokens"] if spent else 0) - tokens
+        if closing is None and room > 0 and self._check(spent, verdict, tokens) is None:
+            capped = {**plan.request.model_settings, "max_tokens": room}
+            return Plan(plan.request.override(model_settings=capped), call, capped=verdict), tokens
         if closing is not None:  # the last answer does not fit
             return Plan(plan.request, call, stop=closing, unasked=True), 0
         if not self.settings.cap_answer:
@@ -163,11 +165,7 @@ class TokenBudget:
         written = self.texts.count(reply.text) + self.counter.count(call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
-            return {
-                "input_tokens": meta["input_tokens"],
-                "output_tokens": meta["output_tokens"],
-                "total_tokens": meta["total_tokens"],
-            }
+            return cast(Usage, {key: meta[key] for key in Usage.__annotations__})
         return {"input_tokens": prompt, "output_tokens": written, "total_tokens": prompt + written}
 
 
@@ -188,8 +186,7 @@ class TokenBudgetMiddleware(
         self, settings: AgentSettings | None = None, *, counter: TokenCounter | None = None
     ) -> None:
         lc.AgentMiddleware.__init__(self)
-        TokenBudget.__init__(self, counter)
-        self.settings = settings or AgentSettings()
+        TokenBudget.__init__(self, settings, counter)
 
     def wrap_model_call(
         self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler

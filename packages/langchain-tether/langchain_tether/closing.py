@@ -103,13 +103,15 @@ def replay_call(unresolved: Proposal) -> AIMessage:
 @dataclass
 class Plan:
     """A model call about to be made: the request to send, or the stop that replaces the call
-    (``stop``); ``closing``, the cap whose last answer this wrapper asked for."""
+    (``stop``); ``closing``, the cap whose last answer this wrapper asked for; ``capped``, the
+    budget's stop if the reply, capped at what the budget has left, calls a tool."""
 
     request: ModelRequest[Any]
     call: ModelCall
     stop: Verdict | None = None
     closing: Verdict | None = None
     unasked: bool = False
+    capped: Verdict | None = None
 
     def stopped(self, update: dict[str, Any]) -> ExtendedModelResponse[Any] | None:
         """The reply that replaces the call, if it is not made: before a stop (or the last
@@ -134,11 +136,17 @@ class Plan:
     def finish(
         self, response: ModelResponse[Any], update: dict[str, Any]
     ) -> ExtendedModelResponse[Any] | ModelResponse[Any]:
-        """The response with this wrapper's update (and the cap's ending, if it closed)."""
+        """The response with this wrapper's update (and the cap's ending, if it closed; the
+        budget's stop in its place, if its reply, capped at what was left, calls a tool)."""
         if self.closing is not None and not self.call.ended:
             response, ends = answered(response, self.closing, self.call, self.unresolved())
             update = {**update, **ends}
             return ExtendedModelResponse(model_response=response, command=Command(update=update))
+        reply = response.result[-1] if response.result else None
+        if self.capped is not None and isinstance(reply, AIMessage) and reply.tool_calls:
+            return stopped(
+                self.capped, update, self.call, unasked=True, unresolved=self.unresolved()
+            )
         return responded(response, update, self.call)
 
     def unresolved(self) -> Proposal | None:

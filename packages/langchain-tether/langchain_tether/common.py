@@ -22,6 +22,7 @@ NOTE_ID = "tether-note-"
 """Ids of the messages tether adds to a model request, so a reader of the run can tell them
 (:func:`langchain_tether.answer_of`); nothing tether decides reads them."""
 ENDS = ("tether_status", "tether_cause", "tether_reason")
+"""The fields a run's end writes (:func:`ending`)."""
 
 
 def latest(current: Any, new: Any) -> Any:
@@ -68,13 +69,7 @@ class RunState(lc.AgentState[lc.ResponseT]):
     """Failed calls of each registered tool in this run."""
 
 
-RUN: dict[str, Any] = {
-    "tether_status": None,
-    "tether_cause": None,
-    "tether_reason": None,
-    "tether_step": 0,
-    "tether_stop": None,
-}
+RUN: dict[str, Any] = {**dict.fromkeys(ENDS), "tether_step": 0, "tether_stop": None}
 """The shared fields at the start of a run."""
 
 
@@ -163,11 +158,7 @@ def stop_after(view: Any, settings: AgentSettings, also: list[StepRecord] = ()) 
 def ending(verdict: Verdict, reason: str | None = None) -> dict[str, Any]:
     """The update that ends the run on ``verdict``."""
     text = verdict["reason"] if reason is None else reason
-    return {
-        "tether_status": verdict["status"],
-        "tether_cause": verdict["cause"],
-        "tether_reason": text,
-    }
+    return dict(zip(ENDS, (verdict["status"], verdict["cause"], text), strict=True))
 
 
 def responded(

@@ -11,12 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import langchain.agents as agents
 from langchain.agents.middleware import (
     AgentMiddleware,
     ModelCallLimitMiddleware,
     ModelRetryMiddleware,
     ToolRetryMiddleware,
 )
+from langgraph.graph.state import CompiledStateGraph
 
 from langchain_tether.budget import TokenBudgetMiddleware
 from langchain_tether.repeat import RepeatGuardMiddleware
@@ -42,29 +44,24 @@ def check_order(middleware: M) -> M:
       (:class:`~langchain_tether.TetherMiddleware`, ``TokenBudgetMiddleware``): a model
       failure at a cap would lose the run's status; it goes after them.
     """
-    first = _first(middleware, (*BUDGETS, RepeatGuardMiddleware))
-    if first is None:
-        return middleware
-    budget = max(
-        (at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)), default=None
-    )
-    guard = _first(middleware, (RepeatGuardMiddleware,))
-    if guard is not None and not any(isinstance(p, TetherMiddleware) for p in middleware[:guard]):
+    guards = [at for at, part in enumerate(middleware) if isinstance(part, RepeatGuardMiddleware)]
+    if guards and not any(isinstance(p, TetherMiddleware) for p in middleware[: guards[0]]):
         raise ValueError("RepeatGuardMiddleware goes after TetherMiddleware, never without it")
+    budgets = [at for at, part in enumerate(middleware) if isinstance(part, BUDGETS)]
+    if not budgets:  # none of tether's (the guard alone was refused above)
+        return middleware
     for at, part in enumerate(middleware):
         if isinstance(part, ModelCallLimitMiddleware):
             raise ValueError(
                 "ModelCallLimitMiddleware cannot be used with tether's middleware: it ends a "
                 "run tether cannot close; set AgentSettings.max_steps instead"
             )
-        if isinstance(part, ToolRetryMiddleware) and guard is not None and at > guard:
+        if isinstance(part, ToolRetryMiddleware) and guards and at > guards[0]:
             raise ValueError(
                 "ToolRetryMiddleware goes before RepeatGuardMiddleware "
                 "(tether_middleware(retries=[...])), never after it: it would retry a write blind"
             )
-        if isinstance(part, ModelRetryMiddleware) and at < (
-            budget if budget is not None else first
-        ):
+        if isinstance(part, ModelRetryMiddleware) and at < budgets[-1]:
             raise ValueError(
                 "ModelRetryMiddleware goes after TetherMiddleware and TokenBudgetMiddleware "
                 "(tether_middleware(retries=[...]) or later), never before: a model failure at "
@@ -73,5 +70,10 @@ def check_order(middleware: M) -> M:
     return middleware
 
 
-def _first(middleware: Sequence[Any], kinds: tuple[type, ...]) -> int | None:
-    return next((at for at, part in enumerate(middleware) if isinstance(part, kinds)), None)
+def create_agent(
+    *args: Any, middleware: Sequence[AgentMiddleware[Any, Any, Any]] = (), **options: Any
+) -> CompiledStateGraph[Any, Any, Any, Any]:
+    """LangChain's :func:`langchain.agents.create_agent`, the same arguments, with
+    ``middleware`` checked first (:func:`check_order`): an order that cannot hold is refused
+    when the agent is built, with one line that says where each goes."""
+    return agents.create_agent(*args, middleware=check_order(middleware), **options)

@@ -131,9 +131,8 @@ class TetherMiddleware(
         counter: TokenCounter | None = None,
     ) -> None:
         lc.AgentMiddleware.__init__(self)
-        self.settings = settings or AgentSettings()
+        TokenBudget.__init__(self, settings, counter)
         FinalAnswerCheck.__init__(self, tools)
-        TokenBudget.__init__(self, counter)
         self.window = CALLS_PER_STEP * max(
             decisions.history_window(self.settings), self.settings.calm_after_successes
         )
@@ -148,9 +147,14 @@ class TetherMiddleware(
             **self.fresh_check(state),
         }
 
-    def prepared(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> Plan:
-        """The call with the failures' note and its temperature; at a stop (or one the tools
+    def prepared(
+        self, request: lc.ModelRequest[Any], call: ModelCall
+    ) -> tuple[Any, dict[str, Any], Plan]:
+        """The run as this call sees it, the update that counts the call (and starts a run),
+        and the call with the failures' note and its temperature; at a stop (or one the tools
         left pending), the last answer's call, or none."""
+        self.learn(request)
+        view, update = run_view(request.state, self.fresh)
         facts = facts_of(view)
         hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
         stop = decisions.first_stop(facts, self.settings) if facts.history else None
@@ -162,28 +166,24 @@ class TetherMiddleware(
         temperature = decisions.temperature_for(calm, self.settings)
         settings = {**plan.request.model_settings, "temperature": temperature}
         plan.request = plan.request.override(model_settings=settings)
-        return plan
+        return view, update | counted(view), plan
 
     def wrap_model_call(
         self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        self.learn(request)
         with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
+            view, update, plan = self.prepared(request, call)
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
             inner: dict[str, Any] = {}
-            guard: dict[str, Any] = {}
 
             def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                response, guard["update"] = settled(view, handler(sent), call)
+                response, inner["guard"] = settled(view, handler(sent), call)
                 return response
 
             def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                return _kept(self.budgeted(sent, made), inner, guard)
+                return _kept(self.budgeted(sent, made), inner)
 
             response, sent_back = self.checked(view, plan.request, budgeted, call)
             update |= {"tether_sent_back": True} if sent_back else {}
@@ -192,23 +192,19 @@ class TetherMiddleware(
     async def awrap_model_call(
         self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        self.learn(request)
         with model_call() as call:
-            view, update = run_view(request.state, self.fresh)
-            plan = self.prepared(request, view, call)
-            update |= counted(view)
+            view, update, plan = self.prepared(request, call)
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
             inner: dict[str, Any] = {}
-            guard: dict[str, Any] = {}
 
             async def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                response, guard["update"] = settled(view, await handler(sent), call)
+                response, inner["guard"] = settled(view, await handler(sent), call)
                 return response
 
             async def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                return _kept(await self.abudgeted(sent, made), inner, guard)
+                return _kept(await self.abudgeted(sent, made), inner)
 
             response, sent_back = await self.achecked(view, plan.request, budgeted, call)
             update |= {"tether_sent_back": True} if sent_back else {}
@@ -247,16 +243,14 @@ class TetherMiddleware(
 
 
 def _kept(
-    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any],
-    inner: dict[str, Any],
-    guard: dict[str, Any],
+    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
 ) -> lc.ModelResponse[Any]:
-    """The budget's response; the guard's update and the budget's kept in ``inner`` (the
-    budget's applied after the guard's), replacing an earlier pass's (as create_agent keeps
-    an inner middleware's command of the last call only)."""
+    """The budget's response; the guard's update (``inner["guard"]``) and the budget's kept in
+    ``inner`` (the budget's applied after the guard's), replacing an earlier pass's (as
+    create_agent keeps an inner middleware's command of the last call only)."""
+    guard = inner.pop("guard", {})
     inner.clear()
-    inner.update(guard.pop("update", {}))
-    inner.update(_update_of(result))
+    inner.update(guard | _update_of(result))
     return result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
 
 
