@@ -5,11 +5,14 @@ a judge that reads the final world state and every reply."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 from tether_bench.adversarial import score_adversaries
 from tether_bench.agents.gold import GoldReplayAgent, Script, ScriptedAgent
+from tether_bench.cli import plan_bench
+from tether_bench.options import BenchOptions
 from tether_bench.records import Outcome
 from tether_bench.scenarios import Scenario
 from tether_bench.simulator import PERFECT, LatencyModel, Simulator, SimulatorServer, model_name
@@ -201,3 +204,19 @@ def test_the_judge_reads_every_reply_and_the_gold_replay_passes(scenarios: list[
         assert any(f.startswith("reply to message 1 lacks") for f in failures), (sid, failures)
     for score in score_adversaries(found):
         assert score.agent == "gold" or score.passes == 0, (score.agent, score.passed_ids)
+
+
+def test_a_dry_run_counts_the_conversations(
+    scenarios: list[Scenario], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``tether bench --dry-run --category clarify --category multiturn`` plans every
+    conversation of both families for each agent."""
+    out = tmp_path / "bench-out"
+    options = BenchOptions(
+        agents=["tether", "agent_executor"], categories=list(FAMILIES), seeds=[0], out=out
+    )
+    plan_bench(options)
+    n = len(members(scenarios))
+    said = capsys.readouterr().out
+    assert said.startswith(f"would run {2 * n} runs: 2 agents (tether, agent_executor) x {n} ")
+    assert not out.exists()
