@@ -158,7 +158,8 @@ def test_an_agent_that_asks_gets_the_answer_and_makes_the_write(
     record, passed = run(agent, scenario, clean_sim, worlds)
     assert passed, (record.verdict, record.replies)
     assert record.user_messages == scenario.messages
-    assert asks_for(record.replies[0] or "", scenario.turns[1].answers)
+    wanted = scenario.turns[1].answers
+    assert wanted is not None and asks_for(record.replies[0] or "", wanted)
     assert [c.tool for c in record.tool_calls][-1] == scenario.gold_actions[-1].tool
 
 

@@ -23,13 +23,12 @@ from __future__ import annotations
 
 from tether_bench.claims import read_claims
 from tether_bench.records import Outcome
-from tether_bench.scenarios import Scenario
+from tether_bench.scenarios import Scenario, TextOutput
 
 
-def asks_for(reply: str, phrases: object) -> bool:
-    """The reply asks the user for information and names what (``phrases`` states it)."""
-    stated = getattr(phrases, "stated_in", None)
-    return read_claims(reply).asks_for_information and bool(stated and stated(reply))
+def asks_for(reply: str, wanted: TextOutput) -> bool:
+    """The reply asks the user for information and names what it wants (states ``wanted``)."""
+    return read_claims(reply).asks_for_information and wanted.stated_in(reply)
 
 
 def next_message(scenario: Scenario, sent: int, outcome: Outcome) -> str | None:
