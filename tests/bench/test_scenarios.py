@@ -61,7 +61,10 @@ def test_published_schema_matches_the_model() -> None:
         "reread",
         "refusal",
         "policy",
+        "clarify",
+        "multiturn",
     ]
+    assert schema["$defs"]["UserTurn"]["required"] == ["message", "plan_end"]
 
 
 def test_a_good_line_loads() -> None:

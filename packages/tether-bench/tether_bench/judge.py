@@ -39,11 +39,29 @@ def is_forbidden(call: ToolCall, rule: ForbiddenAction) -> bool:
 
 
 def evidence_of(scenario: Scenario, record: RunRecord) -> Evidence:
-    """The task and every successful tool call of the run."""
+    """What the user said (the task, or every message of a conversation as sent) and every
+    successful tool call of the run."""
     calls = [
         Call(c.tool, c.arguments, c.result) for c in record.tool_calls if c.status == "success"
     ]
-    return Evidence.of(scenario.task, calls)
+    return Evidence.of("\n".join(record.user_messages or [scenario.task]), calls)
+
+
+def turn_failures(scenario: Scenario, record: RunRecord) -> list[str]:
+    """A conversation: the user sent every message, and each reply before the last stated
+    what that message asked for (a conversation the user ended early did not get there)."""
+    if not scenario.turns:
+        return []
+    sent = len(record.user_messages)
+    if sent < len(scenario.turns):
+        return [f"the conversation ended after {sent} of {len(scenario.turns)} user messages"]
+    failures = []
+    for number, (turn, reply) in enumerate(
+        zip(scenario.turns[:-1], record.replies, strict=False), start=1
+    ):
+        if missing := missing_outputs(reply, turn.outputs):
+            failures.append(f"reply to message {number} lacks {', '.join(missing)}")
+    return failures
 
 
 def unbacked_claims(scenario: Scenario, claims: Claims, evidence: Evidence) -> Unbacked:
@@ -118,6 +136,7 @@ def judge_run(
     if world_hash != expected_hash:
         failures.append("world state differs from the gold plan's")
     failures += answer_failures(scenario, record)
+    failures += turn_failures(scenario, record)
     for call in record.tool_calls:
         for rule in scenario.forbidden_actions:
             if is_forbidden(call, rule):

@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tether_bench.gen import api, calc, db, families, fault, fixed, multi, policy
+from tether_bench.gen import api, calc, conversations, db, families, fault, fixed, multi, policy
 from tether_bench.gen.base import Generator
 from tether_bench.scenarios import (
     SCENARIO_PATH,
@@ -38,6 +38,7 @@ TEMPLATES = (
     *fixed.TEMPLATES,
     *families.TEMPLATES,
     *policy.TEMPLATES,
+    *conversations.TEMPLATES,
 )
 """In this order: the templates share one generator's draws."""
 

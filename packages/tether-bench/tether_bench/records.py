@@ -82,6 +82,10 @@ class Outcome(BaseModel):
     reason: str = ""
     cause: str | None = None
     """tether's stop cause (:data:`tether.StopCause`), for tether's agents; None for others."""
+    messages: list[str] = Field(default_factory=list)
+    """A conversation's user messages as sent, the task first (empty: a task of one message)."""
+    replies: list[str | None] = Field(default_factory=list)
+    """A conversation's reply to each of ``messages``."""
 
 
 class Verdict(BaseModel):
@@ -109,6 +113,13 @@ class RunRecord(BaseModel):
     extra: dict[str, Any] = Field(default_factory=dict)
     approvals: list[Approval] = Field(
         default_factory=list, description="Every write the operator was asked about, in order."
+    )
+    user_messages: list[str] = Field(
+        default_factory=list,
+        description="A conversation's user messages as sent, the task first (empty: one task).",
+    )
+    replies: list[str | None] = Field(
+        default_factory=list, description="A conversation's reply to each user message."
     )
     unintended_writes_executed: int = Field(
         0,

@@ -91,13 +91,16 @@ def sample_scenarios(scenarios: Sequence[Scenario], n: int, seed: int) -> list[S
 def simplest_scenarios(scenarios: Sequence[Scenario], n: int) -> list[Scenario]:
     """The ``n`` simplest scenarios by their own gold plans, deterministically: two thirds
     with one gold call, the rest with two (8 and 4 of 12), among those that expect a
-    completed run with no injected fault and no domain policy (2,800 more prompt tokens is
-    not simple); spread round-robin over categories, file order within each, returned in
-    file order."""
+    completed run with no injected fault, no domain policy (2,800 more prompt tokens is
+    not simple) and one user message (a conversation is not simple); spread round-robin
+    over categories, file order within each, returned in file order."""
     plain = [
         s
         for s in scenarios
-        if s.expected_termination == "completed" and not s.fault_plan and not s.policy
+        if s.expected_termination == "completed"
+        and not s.fault_plan
+        and not s.policy
+        and not s.turns
     ]
     doubles = n // 3
     chosen = _round_robin([s for s in plain if len(s.gold_actions) == 1], n - doubles)

@@ -20,7 +20,18 @@ from tether.decisions.grounding import numbers_in
 from tether_bench.matching import has_number, has_phrase
 
 Category = Literal[
-    "db", "api", "calc", "multi", "fault", "irrelevant", "impossible", "reread", "refusal", "policy"
+    "db",
+    "api",
+    "calc",
+    "multi",
+    "fault",
+    "irrelevant",
+    "impossible",
+    "reread",
+    "refusal",
+    "policy",
+    "clarify",
+    "multiturn",
 ]
 CATEGORIES: tuple[str, ...] = (
     "db",
@@ -33,6 +44,8 @@ CATEGORIES: tuple[str, ...] = (
     "reread",
     "refusal",
     "policy",
+    "clarify",
+    "multiturn",
 )
 Termination = Literal["completed", "stopped_early"]
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -145,6 +158,29 @@ class InitialState(BaseModel):
     )
 
 
+class UserTurn(BaseModel):
+    """One user message of a conversation and the work it asks for (a scenario with
+    ``turns`` is played on one thread, one run per message: :mod:`tether_bench.user`)."""
+
+    model_config = _STRICT
+
+    message: str = Field(min_length=1, max_length=2000, description="What the user says.")
+    answers: TextOutput | None = Field(
+        None,
+        description="The message answers a question: the user sends it only when the agent's "
+        "last reply asks for something and names it (one of these phrases); otherwise the "
+        "conversation ends there. Omit for a message the user sends whatever the reply.",
+    )
+    plan_end: int = Field(
+        ge=0, description="How many gold actions are done once this message is handled."
+    )
+    outputs: list[RequiredOutput] = Field(
+        default_factory=list,
+        description="What the reply to this message must state (the last message's reply "
+        "states the scenario's required_outputs instead).",
+    )
+
+
 class Scenario(BaseModel):
     """One benchmark task with everything the judge and the simulator need."""
 
@@ -183,6 +219,11 @@ class Scenario(BaseModel):
         "tether as its instructions, the others in their system prompt. Ids and numbers it "
         "states back an answer, as the task's do (never a status).",
     )
+    turns: list[UserTurn] = Field(
+        default_factory=list,
+        description="A conversation: every user message in order, the first being the task; "
+        "omit for a task of one message.",
+    )
     tags: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
@@ -190,6 +231,8 @@ class Scenario(BaseModel):
         missing = missing_outputs(self.gold_answer, self.required_outputs)
         if missing:
             raise ValueError(f"gold_answer lacks required outputs: {missing}")
+        if self.turns:
+            _check_turns(self)
         if self.expected_termination == "stopped_early" and self.max_model_calls is None:
             raise ValueError("stopped_early needs max_model_calls")
         if self.policy is not None and not (POLICY_DIR / f"{self.policy}.md").is_file():
@@ -202,9 +245,25 @@ class Scenario(BaseModel):
         return policy_text(self.policy) if self.policy else None
 
     @property
+    def messages(self) -> list[str]:
+        """Every message the user may send, the task first."""
+        return [t.message for t in self.turns] or [self.task]
+
+    @property
     def early_call_limit(self) -> int | None:
         """Most model calls the run may take, when the scenario expects an early stop."""
         return self.max_model_calls if self.expected_termination == "stopped_early" else None
+
+
+def _check_turns(scenario: Scenario) -> None:
+    turns, plan = scenario.turns, scenario.gold_actions
+    if turns[0].message != scenario.task or turns[0].answers is not None:
+        raise ValueError("a conversation's first turn is the task, asked outright")
+    ends = [t.plan_end for t in turns]
+    if ends != sorted(ends) or ends[-1] != len(plan):
+        raise ValueError("turns' plan_end must not decrease and must end at the gold plan's end")
+    if turns[-1].outputs:
+        raise ValueError("the last turn's reply states the scenario's required_outputs")
 
 
 @functools.lru_cache(maxsize=8)

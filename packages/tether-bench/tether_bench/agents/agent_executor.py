@@ -22,7 +22,7 @@ from langchain_core.prompts import PromptTemplate
 from langchain_core.tools.render import render_text_description_and_args
 from langchain_openai import ChatOpenAI
 
-from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether_bench.agents.base import BenchAgent, ChatSettings, Say, Sleep
 from tether_bench.agents.lc_tools import registry_tools
 from tether_bench.gates import ApprovalDesk
 from tether_bench.harness import Harness, VariantSettings
@@ -54,13 +54,19 @@ Thought:{agent_scratchpad}"""  # noqa: E501 - the standard prompt, verbatim
 """The standard ReAct prompt (hwchase17/react on the LangChain hub), verbatim."""
 
 
-def react_prompt(instructions: str | None) -> PromptTemplate:
+HISTORY = "Previous conversation history:\n{chat_history}\n\nNew input: {input}"
+"""Where a conversation's history goes: the react-chat prompt's lines (hwchase17/react-chat)."""
+
+
+def react_prompt(instructions: str | None, *, chat_history: bool = False) -> PromptTemplate:
     """The standard ReAct prompt, headed by the scenario's domain policy if any (the prompt is
-    AgentExecutor's whole system prompt; the policy's braces are escaped for the template)."""
+    AgentExecutor's whole system prompt; the policy's braces are escaped for the template);
+    with ``chat_history``, the question is the new input after the conversation so far."""
+    template = REACT_PROMPT.replace("Question: {input}", HISTORY) if chat_history else REACT_PROMPT
     if not instructions:
-        return PromptTemplate.from_template(REACT_PROMPT)
+        return PromptTemplate.from_template(template)
     escaped = instructions.replace("{", "{{").replace("}", "}}")
-    return PromptTemplate.from_template(f"{escaped}\n\n{REACT_PROMPT}")
+    return PromptTemplate.from_template(f"{escaped}\n\n{template}")
 
 
 class AgentExecutorAgent(BenchAgent):
@@ -103,13 +109,15 @@ class AgentExecutorAgent(BenchAgent):
             tool_call_limit=None,
         )
 
-    def execute(
+    def open_thread(
         self,
         scenario: Scenario,
         registry: RecordingRegistry,
         model: ChatOpenAI,
         chat: ChatSettings,
-    ) -> Outcome:
+    ) -> Say:
+        """One executor; a conversation's earlier messages and answers reach the prompt as
+        its chat history (the react-chat prompt's wording), since AgentExecutor keeps none."""
         tools = registry_tools(
             registry,
             text_input=True,
@@ -121,7 +129,7 @@ class AgentExecutorAgent(BenchAgent):
         agent = create_react_agent(
             model,
             tools,
-            react_prompt(scenario.instructions),
+            react_prompt(scenario.instructions, chat_history=bool(scenario.turns)),
             tools_renderer=render_text_description_and_args,
         )
         executor = AgentExecutor(
@@ -130,12 +138,20 @@ class AgentExecutorAgent(BenchAgent):
             handle_parsing_errors=self.handle_parsing_errors,
             max_iterations=self.max_iterations,
         )
-        result = executor.invoke({"input": scenario.task})
-        answer = str(result.get("output", ""))
-        if answer == STOPPED:
-            return Outcome(
-                answer=None,
-                termination="max_steps",
-                reason=f"max_iterations={self.max_iterations} reached",
-            )
-        return Outcome(answer=answer, termination="completed", reason="final answer")
+        history: list[str] = []
+
+        def say(message: str) -> Outcome:
+            inputs = {"input": message}
+            if scenario.turns:
+                inputs["chat_history"] = "\n".join(history) or "(none)"
+            answer = str(executor.invoke(inputs).get("output", ""))
+            history.extend([f"Human: {message}", f"AI: {answer}"])
+            if answer == STOPPED:
+                return Outcome(
+                    answer=None,
+                    termination="max_steps",
+                    reason=f"max_iterations={self.max_iterations} reached",
+                )
+            return Outcome(answer=answer, termination="completed", reason="final answer")
+
+        return say

@@ -1,7 +1,9 @@
 """What every benchmarked agent shares: one chat-model recipe and one way of being measured.
 
-An agent only implements :meth:`BenchAgent.execute`: given the task, the tools (a recording
-registry over the world's) and a ChatOpenAI, run to the end and say how it ended. Building the
+An agent only implements :meth:`BenchAgent.open_thread`: given the scenario, the tools (a
+recording registry over the world's) and a ChatOpenAI, a thread that runs one user message to
+its end and says how it ended; :meth:`BenchAgent.execute` sends it the task, or every message
+of a conversation's simulated user (:mod:`tether_bench.user`). Building the
 model, instrumenting it and the tools, and turning escaped exceptions into an ``error``
 termination happen here, identically for every agent. So does a budget stop: when the
 harness's token-budget guard fired during the run, the run is ``partial`` with no answer
@@ -12,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from abc import ABC, abstractmethod
+from abc import ABC
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
@@ -28,8 +30,11 @@ from tether_bench.operator import OPERATOR, unintended_executed, write_tools
 from tether_bench.records import Outcome, RunRecord
 from tether_bench.scenarios import Scenario
 from tether_bench.toolset import BenchWorld
+from tether_bench.user import next_message
 
 Sleep = Callable[[float], None]
+Say = Callable[[str], Outcome]
+"""One user message sent on an agent's thread, run to its reply (or other ending)."""
 
 
 @dataclass(frozen=True)
@@ -159,6 +164,7 @@ class BenchAgent(ABC):
             trial=trial,
             outcome=outcome,
         )
+        record.user_messages, record.replies = outcome.messages, outcome.replies
         gated = write_tools(registry)
         record.unintended_writes_executed = unintended_executed(
             scenario, record.tool_calls, gated, OPERATOR
@@ -169,7 +175,6 @@ class BenchAgent(ABC):
         """The effective settings this variant runs with (see :mod:`tether_bench.harness`)."""
         raise NotImplementedError(f"{self.name} has no harness settings")
 
-    @abstractmethod
     def execute(
         self,
         scenario: Scenario,
@@ -177,4 +182,30 @@ class BenchAgent(ABC):
         model: ChatOpenAI,
         chat: ChatSettings,
     ) -> Outcome:
-        """Run the agent on ``scenario.task`` to its end; ``model`` is built from ``chat``."""
+        """Run the agent on ``scenario.task`` to its end; ``model`` is built from ``chat``. A
+        conversation (``scenario.turns``) is every message the simulated user sends, each
+        one run on the same thread (:mod:`tether_bench.user`); its outcome is the last
+        message's."""
+        say = self.open_thread(scenario, registry, model, chat)
+        if not scenario.turns:
+            return say(scenario.task)
+        message: str | None = scenario.task
+        messages: list[str] = []
+        replies: list[str | None] = []
+        while message is not None:
+            outcome = say(message)
+            messages.append(message)
+            replies.append(outcome.answer)
+            message = next_message(scenario, len(messages), outcome)
+        return outcome.model_copy(update={"messages": messages, "replies": replies})
+
+    def open_thread(
+        self,
+        scenario: Scenario,
+        registry: RecordingRegistry,
+        model: ChatOpenAI,
+        chat: ChatSettings,
+    ) -> Say:
+        """A new thread of this agent for ``scenario``: each call sends one user message and
+        runs it to its end, on what the thread's earlier messages left."""
+        raise NotImplementedError(f"{self.name} runs no thread")

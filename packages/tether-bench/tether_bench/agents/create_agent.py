@@ -37,7 +37,7 @@ from langgraph.errors import GraphRecursionError
 from tether import TransientToolError
 from tether.control import ALLOWED_DECISIONS
 
-from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether_bench.agents.base import BenchAgent, ChatSettings, Say, Sleep
 from tether_bench.agents.lc_tools import registry_tools
 from tether_bench.gates import ApprovalDesk, new_thread, run_gated
 from tether_bench.harness import Harness, VariantSettings
@@ -140,13 +140,15 @@ class CreateAgentAgent(BenchAgent):
             tool_call_limit=tools.thread_limit if tools else None,  # type: ignore[attr-defined]
         )
 
-    def execute(
+    def open_thread(
         self,
         scenario: Scenario,
         registry: RecordingRegistry,
         model: ChatOpenAI,
         chat: ChatSettings,
-    ) -> Outcome:
+    ) -> Say:
+        """One agent on one checkpointed thread: each user message is an invocation on it
+        (the thread's messages carry the conversation)."""
         tools = registry_tools(
             registry,
             raise_transient=self.middleware,
@@ -163,19 +165,23 @@ class CreateAgentAgent(BenchAgent):
             middleware=self.agent_middleware(desk, tools, chat, scenario.instructions),
             checkpointer=checkpointer,
         )
-        task = {"messages": [{"role": "user", "content": scenario.task}]}
-        try:
-            state = run_gated(
-                agent,
-                task,
-                config,
-                desk,
-                recursion_limit=self.recursion_limit,
-                call_cap=None if self.middleware else self.harness.step_cap,
-            )
-        except GraphRecursionError as exc:
-            return Outcome(termination="max_steps", reason=f"recursion limit: {exc}"[:300])
-        return self.outcome_of(state)
+
+        def say(message: str) -> Outcome:
+            task = {"messages": [{"role": "user", "content": message}]}
+            try:
+                state = run_gated(
+                    agent,
+                    task,
+                    config,
+                    desk,
+                    recursion_limit=self.recursion_limit,
+                    call_cap=None if self.middleware else self.harness.step_cap,
+                )
+            except GraphRecursionError as exc:
+                return Outcome(termination="max_steps", reason=f"recursion limit: {exc}"[:300])
+            return self.outcome_of(state)
+
+        return say
 
     def agent_middleware(
         self,

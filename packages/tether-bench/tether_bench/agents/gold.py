@@ -15,7 +15,7 @@ from langchain_openai import ChatOpenAI
 from tether_bench.agents.base import BenchAgent, ChatSettings
 from tether_bench.instrument import RecordingRegistry
 from tether_bench.records import Outcome, TerminationKind
-from tether_bench.scenarios import Scenario, ToolAction
+from tether_bench.scenarios import NumberOutput, Scenario, ToolAction
 
 TRANSIENT_ATTEMPTS = 3
 
@@ -28,6 +28,8 @@ class Script:
     answer: str | None = None
     termination: TerminationKind = "completed"
     reason: str = "scripted"
+    replies: list[str] = field(default_factory=list)
+    """A conversation's replies before the last (the user's messages are the scenario's)."""
 
 
 class ScriptedAgent(BenchAgent):
@@ -53,17 +55,37 @@ class ScriptedAgent(BenchAgent):
                 result = registry.invoke(action.tool, action.arguments)
                 if not (result["status"] == "error" and result["meta"].get("transient")):
                     break
-        return Outcome(answer=script.answer, termination=script.termination, reason=script.reason)
+        outcome = Outcome(
+            answer=script.answer, termination=script.termination, reason=script.reason
+        )
+        if scenario.turns:
+            sent = scenario.messages[: len(script.replies) + 1]
+            return outcome.model_copy(
+                update={"messages": sent, "replies": [*script.replies, script.answer]}
+            )
+        return outcome
 
 
 def gold_script(scenario: Scenario) -> Script:
-    """The scenario's own plan and reference answer."""
+    """The scenario's own plan and reference answer (and, for a conversation, a reference
+    reply to every earlier message)."""
     return Script(
         actions=list(scenario.gold_actions),
         answer=scenario.gold_answer,
         termination="completed",
         reason="gold replay",
+        replies=[gold_reply(scenario, k) for k in range(len(scenario.turns) - 1)],
     )
+
+
+def gold_reply(scenario: Scenario, index: int) -> str:
+    """A reference reply to message ``index``: it asks for what the next message answers, or
+    states the outputs that message asked for."""
+    asked = scenario.turns[index + 1].answers
+    if asked is not None:
+        return f"Please provide the {asked.text}."
+    outputs = scenario.turns[index].outputs
+    return "; ".join(o.number if isinstance(o, NumberOutput) else o.text for o in outputs)
 
 
 class GoldReplayAgent(ScriptedAgent):

@@ -19,7 +19,7 @@ from typing import Any
 from langchain_openai import ChatOpenAI
 from tether import AgentSettings, StopCause, build_graph, load_settings
 
-from tether_bench.agents.base import BenchAgent, ChatSettings, Sleep
+from tether_bench.agents.base import BenchAgent, ChatSettings, Say, Sleep
 from tether_bench.gates import ApprovalDesk, new_thread, run_gated
 from tether_bench.harness import Harness, VariantSettings
 from tether_bench.instrument import RecordingRegistry
@@ -184,13 +184,15 @@ class TetherAgent(BenchAgent):
             tool_call_limit=None,
         )
 
-    def execute(
+    def open_thread(
         self,
         scenario: Scenario,
         registry: RecordingRegistry,
         model: ChatOpenAI,
         chat: ChatSettings,
-    ) -> Outcome:
+    ) -> Say:
+        """One thread of tether's graph: each user message is a run on it (``{"task": ...}``,
+        as tether takes a conversation's next message)."""
         desk = ApprovalDesk(scenario, registry)
         settings = self.settings_at(
             base_url=chat.base_url,
@@ -210,7 +212,7 @@ class TetherAgent(BenchAgent):
             sleep=self.sleep,
             seed=self.seed,
         )
-        return outcome_of(run_gated(graph, {"task": scenario.task}, config, desk))
+        return lambda message: outcome_of(run_gated(graph, {"task": message}, config, desk))
 
 
 class TetherSmallAgent(TetherAgent):

@@ -53,6 +53,13 @@ def ask_for(scenario: Scenario, field: str) -> str:
     return f"I cannot complete this request: the task does not give the {name}. Please provide it."
 
 
+def what_to_do(scenario: Scenario) -> str:
+    """The question of a model that sees a message but not what the user wants done."""
+    if scenario.language == "zh":
+        return "请问您希望我做什么？请告诉我具体要办理的事项。"
+    return "What would you like me to do? Please tell me what you need."
+
+
 def no_tool(scenario: Scenario, tool: str) -> str:
     """The refusal of a model whose prompt lists no tool for the step it needs."""
     name = tool.replace("_", " ")

@@ -12,10 +12,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tether_bench.scenarios import Scenario
-from tether_bench.simulator.faults import CALL_FAULTS, draw
+from tether_bench.simulator import answers
+from tether_bench.simulator.faults import CALL_FAULTS, Draw, draw
 from tether_bench.simulator.personas import STRONG, Persona
-from tether_bench.simulator.policy import decide
-from tether_bench.simulator.reading import read_request
+from tether_bench.simulator.policy import Choice, decide, progress
+from tether_bench.simulator.reading import PromptView, read_request
 from tether_bench.simulator.relapse import signature
 from tether_bench.simulator.render import Reply, call_id, echo, render
 from tether_bench.simulator.sessions import (
@@ -26,6 +27,7 @@ from tether_bench.simulator.sessions import (
     model_name,
     parse_model_name,
 )
+from tether_bench.simulator.turns import at_turn, latest_turn, unseen_work
 
 
 @dataclass(frozen=True)
@@ -97,17 +99,21 @@ class Simulator:
     def reply(self, name: str, body: dict[str, Any]) -> Reply:
         """The next reply of session ``name`` to this request (temperature is ignored)."""
         session = self.session(name)
-        scenario = self.scenarios[session.scenario_id]
-        known = {step.tool for step in scenario.gold_actions}
+        whole = self.scenarios[session.scenario_id]
+        known = {step.tool for step in whole.gold_actions}
         view = read_request(body, known)
+        user_turn = latest_turn(whole, view)
+        scenario = at_turn(whole, user_turn)
         stop = body.get("stop")
         stops = [stop] if isinstance(stop, str) else stop if isinstance(stop, list) else []
         stops = [s for s in stops if isinstance(s, str)]
         with session.lock:
+            if user_turn != session.user_turn:  # a new message: its last reply was an answer
+                session.memory, session.user_turn = Memory(), user_turn
             index = session.calls
             session.calls += 1
             turn_draw = draw(self.seed, scenario.id, session.trial, index)
-            choice = decide(scenario, view, session.memory, turn_draw, self.persona)
+            choice = _choose(whole, user_turn, view, session.memory, turn_draw, self.persona)
             turn = choice.turn
             session.memory = Memory(
                 last_turn=turn,
@@ -147,6 +153,26 @@ class Simulator:
         """Drop a finished session (keeps memory flat over long runs)."""
         with self._lock:
             self._sessions.pop(name, None)
+
+
+def _choose(
+    whole: Scenario,
+    user_turn: int,
+    view: PromptView,
+    memory: Memory,
+    turn_draw: Draw,
+    persona: Persona,
+) -> Choice:
+    """The policy's choice on the work the prompt shows (:mod:`.turns`); a question back to
+    the user when some of it was asked for in a message the prompt no longer shows."""
+    scenario = at_turn(whole, user_turn)
+    position = progress(scenario.gold_actions, view)
+    if unseen_work(whole, view, user_turn, position):
+        turn = Turn(
+            "final", answers.thought_for_answer(scenario), answer=answers.what_to_do(scenario)
+        )
+        return Choice(turn, "ask", position)
+    return decide(scenario, view, memory, turn_draw, persona)
 
 
 def _calls(calls: tuple[str, ...], turn: Turn) -> tuple[str, ...]:

@@ -36,6 +36,7 @@ _NUMBER = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?(?![\d.])")
 _LISTED = re.compile(r"^\s*(?:-\s*)?([A-Za-z_][A-Za-z0-9_]*)\s*[:(]", re.MULTILINE)
 _NOT_TOOLS = frozenset(
     {"thought", "action", "question", "observation", "final", "task", "arguments", "args"}
+    | {"human", "ai", "user", "assistant", "system"}  # a transcript's speakers, not tools
 )
 _DECODER = json.JSONDecoder()
 TIMING_KEYS = ("latency_s",)

@@ -115,5 +115,7 @@ class Session:
     trial: int
     calls: int = 0
     memory: Memory = field(default_factory=Memory)
+    user_turn: int = 0
+    """The conversation's message the session last answered (:mod:`.turns`)."""
     decisions: list[Decision] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
