@@ -45,3 +45,8 @@ def without_password(url: str) -> str:
         return re.sub(r"(?<=://)[^/@]*:[^/]*@", "", url)
     user, _, password = user_info.partition(":")
     return urlunsplit(parts._replace(netloc=user + at + host)) if password else url
+
+
+def password_not_kept(url: str | None) -> bool:
+    """Whether ``url`` is one a run remembers whose password it did not keep (``***``)."""
+    return url is not None and urlsplit(url).password == "***"

@@ -15,9 +15,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from tether import TetherError
+from tether.dburl import redacted
 
 from tether_cli.approval_prompt import Answers, parse_edit_json
-from tether_cli.locations import check_store, without_password
+from tether_cli.locations import check_store, password_not_kept, without_password
 
 
 def new_thread_id() -> str:
@@ -112,6 +113,8 @@ class RunOptions(BaseModel):
             value = getattr(self, name)
             if value is None or (name == "model" and self.base_url is None):
                 continue
+            if name == "base_url" and password_not_kept(value):
+                continue  # the URL is TETHER_BASE_URL's, or the note asks for it there
             if name in DATABASE_FLAGS and without_password(value) != value:
                 if os.environ.get(DATABASE_FLAGS[name]) == value:
                     continue
@@ -121,7 +124,7 @@ class RunOptions(BaseModel):
 
     def resume_note(self) -> str:
         """What the resume command cannot show: the password of a database URL given as a
-        flag ("" when there is none)."""
+        flag, or the model's URL when it has one ("" when there is none)."""
         hidden = [
             (f"--{name.replace('_', '-')}", variable)
             for name, variable in DATABASE_FLAGS.items()
@@ -129,14 +132,16 @@ class RunOptions(BaseModel):
             and without_password(value) != value
             and os.environ.get(variable) != value
         ]
-        if not hidden:
-            return ""
         flags = " and ".join(flag for flag, _ in hidden)
         variables = " and ".join(variable for _, variable in hidden)
-        return (
+        notes = [
             f"the password in {flags} is not shown: give it in PGPASSWORD (or ~/.pgpass), or "
             f"give the whole URL in {variables} and leave {flags} out"
-        )
+        ] * bool(hidden)
+        endpoint = os.environ.get("TETHER_BASE_URL")
+        if password_not_kept(self.base_url) and redacted(endpoint or "") != self.base_url:
+            notes.append("the model's URL is not shown (its password): give it in TETHER_BASE_URL")
+        return "; ".join(notes)
 
 
 RESUME_FLAGS = ("tools", "data_dir", "store", "world_db", "base_url", "model", "protocol")
