@@ -4,6 +4,7 @@ a script learns which thread it saved, and an own toolset either runs or says wh
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,42 @@ def test_a_base_url_without_v1_that_answers_404_says_which_was_meant(tmp_path: P
         .splitlines()[-1]
         .endswith(f"(did you mean --base-url {stub.root_url}/v1?)")
     ), done.stderr
+
+
+def test_a_base_url_password_is_not_printed_and_a_resume_gets_it_from_the_environment(
+    tmp_path: Path,
+) -> None:
+    """The run keeps its base URL with the password as ***: the printed command showed that
+    URL, and a resume went on with *** as the password (or refused the real URL as another
+    endpoint). The command now leaves it out, and a resume takes it from TETHER_BASE_URL or
+    --base-url when it is the same but for the password."""
+    store = tmp_path / "runs.sqlite"
+    with serve_stub(StubConfig(script=list(SEED_FLOW_REPLIES))) as stub:
+        secret = stub.base_url.replace("http://", "http://op:s3cret-key@", 1)
+        for thread, env in (
+            ("given", clean_env()),
+            ("from-env", clean_env(TETHER_BASE_URL=secret)),
+        ):
+            stub.config.script[:] = SEED_FLOW_REPLIES
+            world = tmp_path / thread
+            located = ["--thread", thread, "--store", str(store), "--data-dir", str(world)]
+            flag = ["--base-url", secret] if thread == "given" else []
+            paused = tether("run", SEED_TASK, *located, "--tools", "demo", *flag,
+                            "--protocol", "react", env=env)  # fmt: skip
+            assert paused.returncode == 3, paused.stderr
+            assert "s3cret-key" not in paused.stdout + paused.stderr
+            said = " ".join(paused.stderr.split())
+            command = said.split("answer with: ", 1)[1].split(" --approve (or", 1)[0]
+            assert "--base-url" not in command and "--model Qwen2.5-7B-Instruct" in command
+            noted = "the model's URL is not shown (its password): give it in TETHER_BASE_URL"
+            assert (noted in said) == (thread == "given")
+
+            lost = tether("run", *located, "--approve", env=clean_env(TETHER_BASE_URL=NO_MODEL))
+            assert lost.returncode == 2 and lost.stderr.count("\n") == 1, lost.stderr
+            assert "whose password tether does not keep: give its URL in TETHER_BASE_URL" in (
+                " ".join(lost.stderr.split())
+            )
+            done = tether(*shlex.split(command)[1:], *flag, "--approve", "--json", env=env)
+            assert done.returncode == 0, done.stderr
+            assert json.loads(done.stdout)["status"] == "completed"
+            assert len(payments(world)) == 1

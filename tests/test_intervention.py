@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 from tether import AgentSettings, build_graph, tool
 from tether.agent import Agent, UnknownRunError
-from tether.control.approval import ApprovalError
+from tether.control.approval import ApprovalError, parse_decision
 from tether.control.store import RunStore, open_run_store
 from tether.testing import ScriptedChatModel
 from tether.tools.registry import ToolRegistry
@@ -257,3 +257,71 @@ def test_a_trace_table_from_before_supersteps_is_upgraded(world: World, tmp_path
         agent.run(SEED_TASK, thread_id="new")
         assert agent.trace("old") == [{"step": 0, "event": "start", "detail": {}}]
         assert [e["event"] for e in agent.trace("new")][:2] == ["start", "model_call"]
+
+
+def store_file_bytes(path: Path) -> int:
+    """The size of the run store's file, its write-ahead log moved into it first."""
+    import sqlite3
+
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return path.stat().st_size
+
+
+def saved_answers(store: RunStore, thread: str) -> list[Any]:
+    """Every resume value LangGraph saved for ``thread``, as it reads them back."""
+    config: Any = {"configurable": {"thread_id": thread}}
+    found = []
+    for item in store.checkpointer.list(config):
+        for task_id, channel, value in item.pending_writes or []:
+            if channel == "__resume__":
+                found += value if task_id != "00000000-0000-0000-0000-000000000000" else [value]
+    return found
+
+
+def test_a_long_answer_through_command_resume_is_kept_as_the_decision_read(
+    world: World, store: RunStore, tmp_path: Path
+) -> None:
+    """LangGraph saves a resume value as it came, twice (the Command's write and the task's),
+    before the node reads it: a 2 MB rejection grew the store by about 4 MB through
+    ``graph.invoke(Command(resume=...))``. It keeps the decision read from it instead."""
+    from langgraph.types import Command
+
+    model = ScriptedChatModel(responses=[*SEED_FLOW_REPLIES[:3], final("not paid")])
+    graph = build_graph(
+        AgentSettings(), model=model, registry=world.registry(), checkpointer=store.checkpointer
+    )
+    config: Any = {"configurable": {"thread_id": "t11"}}
+    assert "__interrupt__" in graph.invoke({"task": SEED_TASK}, config)
+    path = tmp_path / "runs.sqlite"
+    before = store_file_bytes(path)
+    rejection = {"decisions": [{"type": "reject", "message": "no " * 700_000}]}  # 2.1 MB
+    done = graph.invoke(Command(resume=rejection), config)
+    assert store_file_bytes(path) - before < 100_000
+    assert done["status"] == "completed" and seed_payments(world) == []
+    told = done["tool_buffer"][-1]["result"]["message"]
+    assert told.startswith("The operator rejected this call: no no") and "…[cut " in told
+    assert done["history"][-2]["kind"] == "rejected"
+    for kept in saved_answers(store, "t11"):  # read back after a crash: the same decision
+        assert parse_decision(kept, "pay_order")["message"] in told
+
+
+def test_an_edit_too_long_to_keep_is_refused_and_the_run_asks_again(
+    world: World, store: RunStore, tmp_path: Path
+) -> None:
+    from langgraph.types import Command
+
+    model = ScriptedChatModel(responses=list(SEED_FLOW_REPLIES[:3]))
+    graph = build_graph(
+        AgentSettings(), model=model, registry=world.registry(), checkpointer=store.checkpointer
+    )
+    config: Any = {"configurable": {"thread_id": "t12"}}
+    graph.invoke({"task": SEED_TASK}, config)
+    before = store_file_bytes(tmp_path / "runs.sqlite")
+    long_edit = edit({"order_id": "ORD-2024-001", "amount": "1" + "0" * 2_000_000})
+    asked = graph.invoke(Command(resume=long_edit), config)["__interrupt__"][0].value
+    assert "a run keeps 20,000" in asked["action_requests"][0]["description"]
+    assert store_file_bytes(tmp_path / "runs.sqlite") - before < 100_000
+    assert seed_payments(world) == []
+    with pytest.raises(ApprovalError, match="a run keeps 20,000"):
+        Agent(AgentSettings(), store=store, registry=world.registry()).resume("t12", long_edit)

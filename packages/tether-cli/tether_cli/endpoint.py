@@ -15,6 +15,9 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from tether import TetherError
+from tether.dburl import redacted
+
+from tether_cli.locations import password_not_kept
 
 if TYPE_CHECKING:
     from tether import Agent, AgentSettings
@@ -39,8 +42,6 @@ class Endpoint:
     @classmethod
     def of(cls, settings: AgentSettings, tools: str | None) -> Endpoint:
         """The endpoint a run with these settings and toolset uses."""
-        from tether.dburl import redacted
-
         base_url = None if settings.base_url is None else redacted(settings.base_url)
         return cls(base_url, settings.model, settings.protocol_name, tools)
 
@@ -73,15 +74,16 @@ def remembered(store: RunStore, thread: str) -> Endpoint | None:
     return None
 
 
-def resumed(options: RunOptions, saved: Endpoint) -> RunOptions:
+def resumed(options: RunOptions, saved: Endpoint, known_url: str | None = None) -> RunOptions:
     """``options`` with the saved endpoint where a flag is left out.
 
     A flag that differs from what the run remembers is refused (one line, exit 2) unless
     ``--switch-model`` is given: a run that pays on one model should not go on on another
-    by accident.
+    by accident. A saved base URL's password is not kept: the URL then comes from
+    ``known_url`` (``TETHER_BASE_URL``) when it is the same but for the password.
     """
     given = {name: getattr(options, name) for name in FIELDS if getattr(options, name) is not None}
-    changed = [name for name, value in given.items() if value != getattr(saved, name)]
+    changed = [name for name, value in given.items() if shown(name, value) != getattr(saved, name)]
     if changed and not options.switch_model:
         flags = ", ".join(f"{FLAGS[name]} {given[name]}" for name in changed)
         raise TetherError(
@@ -89,7 +91,19 @@ def resumed(options: RunOptions, saved: Endpoint) -> RunOptions:
             "(add --switch-model to resume on it anyway)"
         )
     update = {name: getattr(saved, name) for name in FIELDS if name not in given}
+    if "base_url" in update and password_not_kept(saved.base_url):
+        if known_url is None or redacted(known_url) != saved.base_url:
+            raise TetherError(
+                f"run {options.thread} was saved with the model at {saved.base_url}, whose "
+                "password tether does not keep: give its URL in TETHER_BASE_URL (or --base-url)"
+            )
+        update["base_url"] = known_url
     return options.model_copy(update=update)
+
+
+def shown(name: str, value: str) -> str:
+    """A flag's value as a run remembers it (a base URL's password as ``***``)."""
+    return redacted(value) if name == "base_url" else value
 
 
 def settings_overrides(options: RunOptions, saved: Endpoint | None) -> dict[str, Any]:
@@ -108,7 +122,7 @@ def applied(
     its flags are left out), and the endpoint it is to remember."""
     saved = None if options.task is not None else remembered(store, options.thread)
     if saved is not None:
-        options = resumed(options, saved)
+        options = resumed(options, saved, settings.base_url)
         settings = settings.with_overrides(settings_overrides(options, saved))
     endpoint = Endpoint.of(settings, options.tools)
     shown = {"base_url": endpoint.base_url, "model": endpoint.model, "protocol": endpoint.protocol}

@@ -100,7 +100,7 @@ def run_agent(options: RunOptions) -> None:
     settings = load_settings(**options.settings_overrides())  # bad flags: before any store
     with open_run_store(options.store) as run_store, ExitStack() as toolsets:
         options, settings, endpoint = applied(options, settings, run_store)
-        again = options.resume_command()
+        again, note = options.resume_command(), options.resume_note()
         registry = ToolRegistry()
         if options.tools is not None:
             toolset = load_toolset(options.tools, options.data_dir, options.world_db)
@@ -110,6 +110,7 @@ def run_agent(options: RunOptions) -> None:
 
         agent = remember(Agent(settings, store=run_store, registry=registry), endpoint)
         said = visible(f"run saved as thread {options.thread}; resume with: {again}")
+        said += f" ({note})" if note else ""
         with stop_on_ctrl_c(said), hint_on_not_found(settings.base_url):
             result = answer_until_done(agent, options)
             trace = agent.trace(options.thread) if options.as_json else []
@@ -118,6 +119,7 @@ def run_agent(options: RunOptions) -> None:
         err.print(
             f"[yellow]waiting for approval:[/yellow] run saved as thread {thread}; answer "
             f"with: {escape(visible(again))} --approve (or --reject MESSAGE, --edit JSON)"
+            + (f"; {note}" if note else "")
         )
     elif not options.as_json:
         err.print(f"[dim]saved as thread {thread} (tether runs show {thread})")

@@ -7,6 +7,7 @@ object, so a script can run an agent exactly as the command does.
 
 from __future__ import annotations
 
+import os
 import shlex
 import uuid
 from pathlib import Path
@@ -14,9 +15,10 @@ from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from tether import TetherError
+from tether.dburl import redacted
 
 from tether_cli.approval_prompt import Answers, parse_edit_json
-from tether_cli.locations import check_store
+from tether_cli.locations import check_store, password_not_kept, without_password
 
 
 def new_thread_id() -> str:
@@ -101,15 +103,49 @@ class RunOptions(BaseModel):
 
     def resume_command(self) -> str:
         """The command that picks this run up again: the options that locate it, and the
-        endpoint it runs on (a resume takes the saved one anyway; the command shows it)."""
+        endpoint it runs on (a resume takes the saved one anyway; the command shows it).
+
+        A database URL is never shown with its password: one that came from its environment
+        variable is left out (the command reads the same variable), any other is shown
+        without it (see :meth:`resume_note`)."""
         words = ["tether", "run", "--thread", self.thread]
         for name in RESUME_FLAGS:
             value = getattr(self, name)
-            if value is not None and (name != "model" or self.base_url is not None):
-                words += ["--" + name.replace("_", "-"), str(value)]
+            if value is None or (name == "model" and self.base_url is None):
+                continue
+            if name == "base_url" and password_not_kept(value):
+                continue  # the URL is TETHER_BASE_URL's, or the note asks for it there
+            if name in DATABASE_FLAGS and without_password(value) != value:
+                if os.environ.get(DATABASE_FLAGS[name]) == value:
+                    continue
+                value = without_password(value)
+            words += ["--" + name.replace("_", "-"), str(value)]
         return shlex.join(words)
+
+    def resume_note(self) -> str:
+        """What the resume command cannot show: the password of a database URL given as a
+        flag, or the model's URL when it has one ("" when there is none)."""
+        hidden = [
+            (f"--{name.replace('_', '-')}", variable)
+            for name, variable in DATABASE_FLAGS.items()
+            if (value := getattr(self, name)) is not None
+            and without_password(value) != value
+            and os.environ.get(variable) != value
+        ]
+        flags = " and ".join(flag for flag, _ in hidden)
+        variables = " and ".join(variable for _, variable in hidden)
+        notes = [
+            f"the password in {flags} is not shown: give it in PGPASSWORD (or ~/.pgpass), or "
+            f"give the whole URL in {variables} and leave {flags} out"
+        ] * bool(hidden)
+        endpoint = os.environ.get("TETHER_BASE_URL")
+        if password_not_kept(self.base_url) and redacted(endpoint or "") != self.base_url:
+            notes.append("the model's URL is not shown (its password): give it in TETHER_BASE_URL")
+        return "; ".join(notes)
 
 
 RESUME_FLAGS = ("tools", "data_dir", "store", "world_db", "base_url", "model", "protocol")
 """The flags a resume command repeats (the model only with a base URL: the embedded model
 has one of its own)."""
+DATABASE_FLAGS = {"store": "TETHER_STORE", "world_db": "TETHER_WORLD_DB"}
+"""The flags that may hold a database password, each with the variable that can give it."""

@@ -19,11 +19,10 @@ from typing_extensions import TypedDict
 
 from tether.control.approval import (
     ApprovalError,
-    Decision,
     HITLRequest,
     is_approval_request,
-    parse_decision,
     requested_tool,
+    usable_decision,
 )
 from tether.control.runs import step_lines
 from tether.control.store import AsyncRunStore, RunStore
@@ -157,22 +156,13 @@ class AgentBase(Generic[StoreT]):
             if answer is None:
                 tool = requested_tool(pending)
                 raise ApprovalError(f"run {thread_id} is waiting for approval of {tool}")
-            return Command(resume={"decisions": [self._check_answer(pending, answer)]})
+            decision = usable_decision(answer, requested_tool(pending), self.registry)
+            return Command(resume={"decisions": [decision]})  # as read: a long message cut
         if answer is not None:
             raise ApprovalError(f"run {thread_id} is not waiting for approval")
         if snapshot.values.get("status", "running") != "running":
             return result_of(thread_id, snapshot)  # already finished
         return None
-
-    def _check_answer(self, pending: HITLRequest, answer: Any) -> Decision:
-        """The answer read (a long message cut), so the run saves that, not what came."""
-        tool = requested_tool(pending)
-        decision = parse_decision(answer, tool)
-        if decision["type"] == "edit":
-            problem = self.registry.check_arguments(tool, decision["edited_action"]["args"])
-            if problem:
-                raise ApprovalError(f"edited arguments rejected: {problem}")
-        return decision
 
 
 def pending_request(snapshot: Any) -> HITLRequest | None:

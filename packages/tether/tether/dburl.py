@@ -43,7 +43,9 @@ def libpq_url(url: str) -> str:
 
 
 def redacted(url: str) -> str:
-    """``url`` with any password replaced by ``***``, for messages."""
+    """``url`` with any password (before the host, or a ``password=`` parameter) replaced by
+    ``***``, for messages."""
+    url = re.sub(r"(?<=[?&]password=)[^&#]*", "***", url, flags=re.IGNORECASE)
     try:
         parts = urlsplit(url)
         if parts.password is None:

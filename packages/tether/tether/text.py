@@ -10,9 +10,9 @@ __all__ = ["cut"]
 
 
 def cut(text: str, keep: int, why: str) -> str:
-    """``text`` when it has at most ``keep`` characters; else its first ``keep`` followed by
-    ``…[cut N of M characters: why]``."""
-    if len(text) <= keep:
+    """``text`` when it has at most ``keep`` characters, or is cut already; else its first
+    ``keep`` followed by ``…[cut N of M characters: why]``."""
+    if len(text) <= keep or (text.startswith("…[cut ", max(keep, 0)) and text.endswith("]")):
         return text
     keep = max(keep, 0)
     return f"{text[:keep]}…[cut {len(text) - keep} of {len(text)} characters: {why}]"

@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Annotated, Any, Literal, NotRequired
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NotRequired
 
 from langgraph.checkpoint.base import BaseCheckpointSaver
-from langgraph.checkpoint.serde.base import SerializerProtocol
+from langgraph.checkpoint.serde.types import RESUME
 from pydantic import Field, TypeAdapter, ValidationError
 from typing_extensions import TypedDict  # pydantic reads these on Python 3.11
 
@@ -33,6 +33,9 @@ from tether.errors import TetherError
 from tether.text import cut
 from tether.tools.results import MESSAGE_CHARS
 from tether.tools.safe import MAX_DEPTH, json_safe
+
+if TYPE_CHECKING:
+    from tether.tools.registry import ToolRegistry
 
 DecisionType = Literal["approve", "edit", "reject"]
 ALLOWED_DECISIONS: list[DecisionType] = ["approve", "edit", "reject"]
@@ -86,7 +89,11 @@ class HITLResponse(TypedDict):
     decisions: list[Decision]
 
 
-_AS_JSON = "__tether_json__"
+_UNUSABLE = "__tether_unusable__"
+_NO_TASK = "00000000-0000-0000-0000-000000000000"  # LangGraph's task id for a Command's writes
+ANSWER_CHARS = 20_000
+"""The most of one decision a run keeps, as JSON: a longer one is refused (an edit's arguments
+cannot be cut)."""
 _UNSAVED = f"an integer over 64 bits, nesting deeper than {MAX_DEPTH} or text that is not UTF-8"
 _RESPONSE: TypeAdapter[HITLResponse] = TypeAdapter(HITLResponse)
 _DECISION: TypeAdapter[Decision] = TypeAdapter(Decision)
@@ -125,9 +132,12 @@ def requested_tool(request: HITLRequest) -> str:
     return request["action_requests"][0]["name"]
 
 
-def parse_decision(answer: Any, tool: str) -> Decision:
-    """Read an untrusted resume value for the gated call ``tool``; ApprovalError otherwise.
-    Fields the shape does not name are dropped, as LangChain's middleware ignores them."""
+def parse_decision(answer: Any, tool: str | None) -> Decision:
+    """Read an untrusted resume value for the gated call ``tool`` (None: any); ApprovalError
+    otherwise. Fields the shape does not name are dropped, as LangChain's middleware ignores
+    them."""
+    if isinstance(answer, dict) and _UNUSABLE in answer:  # kept in place of a long answer
+        raise ApprovalError(str(answer[_UNUSABLE]))
     try:
         if isinstance(answer, dict) and "decisions" in answer:
             decisions = _RESPONSE.validate_python(answer)["decisions"]
@@ -143,12 +153,36 @@ def parse_decision(answer: Any, tool: str) -> Decision:
         raise ApprovalError(f"the decision holds {_UNSAVED} and cannot be kept in a run: {_HOW}")
     if decision["type"] == "reject" and "message" in decision:  # kept in state and the trace
         decision["message"] = cut(decision["message"], MESSAGE_CHARS, "rejection messages are cut")
-    if decision["type"] == "edit" and decision["edited_action"]["name"] != tool:
+    if (size := len(_dump(decision))) > ANSWER_CHARS:
+        raise ApprovalError(f"the decision is {size:,} characters; a run keeps {ANSWER_CHARS:,}")
+    edited = decision["edited_action"]["name"] if decision["type"] == "edit" else tool
+    if tool is not None and edited != tool:
         raise ApprovalError(
-            f"an edit cannot switch tools: the waiting call is {tool}, "
-            f"not {decision['edited_action']['name']}"
+            f"an edit cannot switch tools: the waiting call is {tool}, not {edited}"
         )
     return decision
+
+
+def usable_decision(answer: Any, tool: str, registry: ToolRegistry) -> Decision:
+    """:func:`parse_decision`, an edit's arguments checked by the tool's schema too."""
+    decision = parse_decision(answer, tool)
+    if decision["type"] == "edit":
+        problem = registry.check_arguments(tool, decision["edited_action"]["args"])
+        if problem:
+            raise ApprovalError(f"edited arguments rejected: {problem}")
+    return decision
+
+
+def kept_answer(value: Any) -> Any:
+    """What a run store keeps of one resume value (LangGraph saves it as it came, before a node
+    reads it): the value when a checkpoint can hold it whole; else the decision read from it,
+    or why it cannot be used, so a run read back after a crash decides as the live one did."""
+    if json_safe(value) == value and len(_dump(value)) <= ANSWER_CHARS:
+        return value
+    try:
+        return {"decisions": [parse_decision(value, None)]}
+    except ApprovalError as exc:
+        return {_UNUSABLE: str(exc)}
 
 
 def _first_problem(exc: ValidationError) -> str:
@@ -161,33 +195,23 @@ def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-class AnswerSerde:
-    """A serializer that also writes what msgpack cannot: LangGraph saves a resume value as it
-    came, before a node reads it, so an integer over 64 bits would fail the write after the
-    call ran. Such a value goes as JSON inside one the inner serializer writes (and encrypts)."""
-
-    def __init__(self, inner: SerializerProtocol) -> None:
-        self.inner = inner
-
-    def dumps_typed(self, obj: Any) -> tuple[str, bytes]:
-        try:
-            return self.inner.dumps_typed(obj)
-        except TypeError:
-            return self.inner.dumps_typed({_AS_JSON: json.dumps(obj)})
-
-    def loads_typed(self, data: tuple[str, bytes]) -> Any:
-        old = data[0] == "tether-json"  # as earlier versions wrote it, in the clear
-        value = json.loads(data[1]) if old else self.inner.loads_typed(data)
-        boxed = isinstance(value, dict) and list(value) == [_AS_JSON]
-        return json.loads(value[_AS_JSON]) if boxed else value
-
-
 def keeping_answers(saver: Any) -> Any:
-    """A shallow copy of ``saver`` (as LangGraph's ``with_allowlist`` makes one) with its
-    serializer in :class:`AnswerSerde`; ``saver``, maybe shared, is left as it was. Called
-    after compiling, so strict mode's msgpack allowlist stays inside the wrapper."""
-    if not isinstance(saver, BaseCheckpointSaver) or isinstance(saver.serde, AnswerSerde):
+    """A shallow copy of ``saver`` (as LangGraph's ``with_allowlist`` makes one) that saves
+    each resume value as :func:`kept_answer` makes it; ``saver``, maybe shared, is left as it
+    was."""
+    if not isinstance(saver, BaseCheckpointSaver) or "put_writes" in vars(saver):
         return saver
     clone = copy.copy(saver)
-    clone.serde = AnswerSerde(saver.serde)
+    put, aput = clone.put_writes, clone.aput_writes
+    vars(clone).update(
+        put_writes=lambda c, w, t, task_path="": put(c, _kept_writes(w, t), t, task_path),
+        aput_writes=lambda c, w, t, task_path="": aput(c, _kept_writes(w, t), t, task_path),
+    )
     return clone
+
+
+def _kept_writes(writes: Any, task_id: str) -> list[tuple[str, Any]]:
+    """LangGraph saves a resume value twice before a node reads it: as the Command's write (no
+    task), and in the list of answers its node was given (the task's write)."""
+    keep = kept_answer if task_id == _NO_TASK else lambda v: [*map(kept_answer, v)]
+    return [(c, keep(v) if c == RESUME else v) for c, v in writes]

@@ -11,12 +11,7 @@ from typing import Any
 from langgraph.config import get_config
 from langgraph.constants import CONFIG_KEY_CHECKPOINTER
 from langgraph.types import interrupt
-from tether.control.approval import (
-    ApprovalError,
-    Decision,
-    approval_request,
-    parse_decision,
-)
+from tether.control.approval import ApprovalError, Decision, approval_request, usable_decision
 from tether.llm.parsing import call_fingerprint
 from tether.nodes.base import Node, emit
 from tether.nodes.step import close_step
@@ -66,16 +61,9 @@ class Approve(Node):
         while True:
             request = approval_request(tool, args, reason=reason, will_run=will_run, error=problem)
             try:
-                decision = parse_decision(interrupt(request), tool)
+                return usable_decision(interrupt(request), tool, self.deps.registry)
             except ApprovalError as exc:
                 problem = str(exc)
-                continue
-            if decision["type"] != "edit":
-                return decision
-            problem = self.deps.registry.check_arguments(tool, decision["edited_action"]["args"])
-            if problem is None:
-                return decision
-            problem = f"edited arguments rejected: {problem}"
 
 
 def _detail(decision: Decision) -> dict[str, Any]:

@@ -111,10 +111,6 @@ class ToolRegistry:
                 raise KeyError(f"no stats for {name!r}; known tools: {sorted(self._stats)}")
             return replace(self._stats[name])
 
-    def all_stats(self) -> dict[str, ToolStats]:
-        with self._lock:
-            return {name: replace(stats) for name, stats in sorted(self._stats.items())}
-
     def _unknown(self, name: str) -> str:
         return f"Unknown tool {name!r}. Available tools: {', '.join(self.names()) or 'none'}."
 
