@@ -376,15 +376,17 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     agent, model = agent_with(replies, [lookup_order], tether_middleware())
     out = run(agent, ask(), mode)
     assert len(model.calls) == 2
-    note = out["messages"][2]
+    note = model.calls[1].messages[-1]  # the next call's, after the answer (as in the loop)
     assert isinstance(note, HumanMessage) and "call lookup_order" in note.text
+    assert model.calls[1].messages[-2].text == "It has shipped."
     assert out["messages"][-1].text == "It has shipped, I am sure."  # taken as written
     assert out.get("tether_status") == "completed"
+    assert "after 2 step(s)" in out["tether_reason"]  # the answer sent back was a step
 
 
-def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
-    """The second call of a step that sent an answer back is checked with the first one's
-    usage counted, though the state does not hold it yet."""
+def test_the_budget_counts_an_answer_sent_back_before_the_next_call() -> None:
+    """The call that answers the note is checked with the sent-back answer's usage counted:
+    here it does not fit, and the run ends before it."""
     settings = AgentSettings(token_budget=600, cap_answer=False)
     spent = {"input_tokens": 570, "output_tokens": 20, "total_tokens": 590}
     replies = [AIMessage("It has shipped.", usage_metadata=spent), "It has shipped, surely."]
@@ -393,7 +395,7 @@ def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
     out = agent.invoke(ask())
     assert len(model.calls) == 1 and out["tether_status"] == "partial"
     assert "spent 590" in out["tether_reason"]
-    assert "call lookup_order" in out["messages"][2].text  # the note stays before the stop
+    assert out["messages"][1].text == "It has shipped."  # the answer stays before the stop
 
 
 def test_a_call_is_asked_for_until_the_lookup_the_task_names_has_run() -> None:
@@ -691,7 +693,7 @@ def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyP
     out = agent.invoke(ask())
     assert runs["lookup_order"] == 0 and "is patched" in out["messages"][2].text
     assert {c.kwargs["temperature"] for c in model.calls} == {1.25}
-    assert any(m.text == "PATCHED NOTE" for m in out["messages"])
+    assert model.calls[-1].messages[-1].text == "PATCHED NOTE"
 
     verdict = {"status": "failed", "cause": "breaker", "reason": "patched breaker", "cap": True}
     monkeypatch.setattr(decisions, "first_stop", lambda *a: verdict)
