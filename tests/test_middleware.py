@@ -384,6 +384,21 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     assert "after 2 step(s)" in out["tether_reason"]  # the answer sent back was a step
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reply_cut_at_max_tokens_is_asked_again_until_the_same_reply_ends_the_run(
+    mode: str,
+) -> None:
+    """A reply cut at max_tokens is a failed step, not an answer: the next call carries the
+    loop's note, the one after says one more ends the run, and the third ends it."""
+    cut = AIMessage("Looking it up", response_metadata={"finish_reason": "length"})
+    agent, model = agent_with([cut] * 4, [lookup_order], tether_middleware())
+    out = run(agent, ask(), mode)
+    assert len(model.calls) == 3 and out["tether_status"] == "no_progress"
+    assert out["tether_cause"] == "same_reply" and answer_of(out) is None
+    assert "cut off by the length limit" in model.calls[1].messages[-1].text
+    assert "Sending it again ends the run." in model.calls[2].messages[-2].text
+
+
 def test_the_budget_counts_an_answer_sent_back_before_the_next_call() -> None:
     """The call that answers the note is checked with the sent-back answer's usage counted:
     here it does not fit, and the run ends before it."""

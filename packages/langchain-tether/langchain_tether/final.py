@@ -16,6 +16,7 @@ from tether import AgentSettings
 from tether.decisions import StepRecord
 from tether.decisions.grounding import heard
 
+from langchain_tether.common import CUT_OFF, cut_off
 from langchain_tether.tooling import ToolStep
 
 
@@ -63,7 +64,12 @@ class FinalAnswerCheck:
     ) -> tuple[StepRecord, str | None]:
         """The step a reply with no tool call makes (one no tether wrapper asked for at a stop
         or ended the run with), as :func:`tether.decisions.classify` judges it, and the note
-        to send the answer back with (None to take it)."""
+        to send the answer back with (None to take it). A reply cut at ``max_tokens`` is no
+        answer: a parse failure (its fingerprint the reply's text, so the same reply again
+        repeats it)."""
+        if cut_off(reply):
+            invalid: Any = {"kind": "invalid", "thought": reply.text, "error": CUT_OFF}
+            return decisions.classify(step, invalid, None, None, self.settings), None
         note, once = None, not (view.get("tether_sent_back") or view.get("tether_status"))
         if self.settings.check_final and once:  # an answer is sent back once in a run
             task = view.get("tether_task") or ""

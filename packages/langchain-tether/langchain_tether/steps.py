@@ -27,12 +27,14 @@ from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
     counted,
+    cut_off,
     ending,
     facts_of,
     run_view,
     step_of,
     stop_after,
     streak,
+    unusable_note,
 )
 from langchain_tether.final import FinalAnswerCheck, fold_grounds
 from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
@@ -164,6 +166,8 @@ class TetherMiddleware(
         plan = plan_call(request, verdict, self.settings, call)
         if facts.history and facts.history[-1]["kind"] == "sent_back":
             plan.request = with_note(plan.request, view["tether_sent_back"], "check", call)
+        if note := unusable_note(facts, self.settings):
+            plan.request = with_note(plan.request, note, "unusable", call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
         calm = streak(list(facts.history), frozenset({"success"}))
@@ -211,10 +215,10 @@ class TetherMiddleware(
         self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         """The response; when it is the run's answer (a reply with no tool call that no
-        wrapper inside closed or ended the run with), a step as the loop takes it: an answer
-        the check sends back is asked again at the next model call (``jump_to``), where the
-        stop rules judge it; any other ends the run as they say after a final step
-        (``answer``)."""
+        wrapper inside closed or ended the run with), a step as the loop takes it: a reply cut
+        at ``max_tokens``, or an answer the check sends back, is asked again at the next model
+        call (``jump_to``), where the stop rules judge it; any other ends the run as they say
+        after a final step (``answer``)."""
         reply = response.result[-1] if response.result else None
         call = plan.call
         asked = plan.closing is not None or call.ended or call.closing is not None
@@ -222,9 +226,9 @@ class TetherMiddleware(
             return plan.finish(response, update)
         step = step_of(view) + 1
         record, note = self.judged(step, view, plan.request, reply)
-        if note is not None:
+        if note is not None or cut_off(reply):
             again: dict[str, Any] = {"tether_history": decisions.windowed([record], self.window)}
-            again["tether_sent_back"] = note
+            again |= {"tether_sent_back": note} if note else {}
             return plan.finish(response, {**update, **again, "jump_to": "model"})
         verdict = stop_after({**view, "tether_step": step}, self.settings, also=[record])
         if verdict is None:
