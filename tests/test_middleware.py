@@ -376,12 +376,30 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     agent, model = agent_with(replies, [lookup_order], tether_middleware())
     out = run(agent, ask(), mode)
     assert len(model.calls) == 2
-    note = model.calls[1].messages[-1]  # the next call's, after the answer (as in the loop)
+    note = out["messages"][2]
     assert isinstance(note, HumanMessage) and "call lookup_order" in note.text
-    assert model.calls[1].messages[-2].text == "It has shipped."
     assert out["messages"][-1].text == "It has shipped, I am sure."  # taken as written
     assert out.get("tether_status") == "completed"
     assert "after 2 step(s)" in out["tether_reason"]  # the answer sent back was a step
+
+
+def test_the_note_an_answer_is_sent_back_with_starts_no_run_but_the_users_next_message_does() -> (
+    None
+):
+    """The check's note is the conversation's last message when the model is asked again,
+    as a user's would be: the run's state knows it for tether's, so the run goes on (the
+    second answer is taken, after two steps); the user's next message starts a new run, whose
+    answer is checked afresh."""
+    replies = ["It has shipped.", "It has shipped, I am sure."] * 2
+    agent, model = agent_with(
+        replies, [lookup_order], tether_middleware(), checkpointer=InMemorySaver()
+    )
+    thread = {"configurable": {"thread_id": "sent-back"}}
+    for turn in (1, 2):
+        out = agent.invoke(ask(), thread)
+        assert len(model.calls) == 2 * turn and out["tether_status"] == "completed"
+        assert "after 2 step(s)" in out["tether_reason"]
+        assert out["messages"][-1].text == "It has shipped, I am sure."
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -410,7 +428,7 @@ def test_the_budget_counts_an_answer_sent_back_before_the_next_call() -> None:
     out = agent.invoke(ask())
     assert len(model.calls) == 1 and out["tether_status"] == "partial"
     assert "spent 590" in out["tether_reason"]
-    assert out["messages"][1].text == "It has shipped."  # the answer stays before the stop
+    assert "call lookup_order" in out["messages"][2].text  # the note stays before the stop
 
 
 def test_a_call_is_asked_for_until_the_lookup_the_task_names_has_run() -> None:
@@ -708,7 +726,7 @@ def test_the_middleware_runs_the_loops_own_decisions(monkeypatch: pytest.MonkeyP
     out = agent.invoke(ask())
     assert runs["lookup_order"] == 0 and "is patched" in out["messages"][2].text
     assert {c.kwargs["temperature"] for c in model.calls} == {1.25}
-    assert model.calls[-1].messages[-1].text == "PATCHED NOTE"
+    assert any(m.text == "PATCHED NOTE" for m in out["messages"])
 
     verdict = {"status": "failed", "cause": "breaker", "reason": "patched breaker", "cap": True}
     monkeypatch.setattr(decisions, "first_stop", lambda *a: verdict)

@@ -77,13 +77,15 @@ RUN: dict[str, Any] = {**dict.fromkeys(ENDS), "tether_step": 0, "tether_stop": N
 
 def starts_run(state: Mapping[str, Any]) -> bool:
     """This model call is a run's first: the conversation ends with the user's message (not a
-    summary SummarizationMiddleware wrote). Within a run a model call follows tool results,
-    or a resume that continues the run."""
+    summary SummarizationMiddleware wrote, nor the note the final-answer check sent an answer
+    back with, whose id the run's state holds). Within a run a model call follows tool
+    results, tether's note, or a resume that continues the run."""
     messages = state.get("messages") or []
     last = messages[-1] if messages else None
     return (
         isinstance(last, HumanMessage)
         and last.additional_kwargs.get("lc_source") != "summarization"
+        and not (last.id and last.id == state.get("tether_sent_back"))
     )
 
 

@@ -35,9 +35,10 @@ class FinalAnswerCheck:
     the run's state and wrappers with the stop rules). It runs
     :func:`tether.decisions.final_check.check_final` on a reply without tool calls. When it
     returns a note, the answer is a step of its own, as in the loop (``sent_back``): the
-    model is asked again at the next model call, with the note after its answer (for that
-    call only), once per run. The note holds tether's words, registered tool names and
-    single-token values only: no text of a tool or of the model.
+    note is added as a user message after the answer (kept in the conversation, since the
+    model answers it) and the model is asked again at the next model call, once per run.
+    The note holds tether's words, registered tool names and single-token values only: no
+    text of a tool or of the model.
 
     ``tools``: the agent's tools (the check looks for a lookup or a change the task names);
     unset, the tools of the model requests it has seen are used. Settings: ``check_final``;

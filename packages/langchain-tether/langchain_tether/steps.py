@@ -9,6 +9,7 @@ loop (where each step runs one call).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -89,8 +90,8 @@ class TetherState(RepeatGuardState[lc.ResponseT]):
     tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
     """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
     tether_sent_back: NotRequired[Annotated[str | None, lc.PrivateStateAttr]]
-    """The note an answer was sent back with in this run (once: the next is taken as
-    written)."""
+    """The id of the note an answer was sent back with in this run, kept in the conversation
+    after it (once: the next answer is taken as written)."""
     tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
@@ -154,7 +155,7 @@ class TetherMiddleware(
         self, request: lc.ModelRequest[Any], call: ModelCall
     ) -> tuple[Any, dict[str, Any], Plan]:
         """The run as this call sees it, the update that counts the call (and starts a run),
-        and the call with tether's notes (after an answer sent back, the check's; the
+        and the call with tether's notes (after a reply cut at ``max_tokens``, the loop's; the
         failures') and its temperature; at a stop (or one the tools left pending), the last
         answer's call, or none."""
         self.learn(request)
@@ -164,8 +165,6 @@ class TetherMiddleware(
         stop = decisions.first_stop(facts, self.settings) if facts.history else None
         verdict = view.get("tether_stop") or stop
         plan = plan_call(request, verdict, self.settings, call)
-        if facts.history and facts.history[-1]["kind"] == "sent_back":
-            plan.request = with_note(plan.request, view["tether_sent_back"], "check", call)
         if note := unusable_note(facts, self.settings):
             plan.request = with_note(plan.request, note, "unusable", call)
         if hint:
@@ -228,7 +227,10 @@ class TetherMiddleware(
         record, note = self.judged(step, view, plan.request, reply)
         if note is not None or cut_off(reply):
             again: dict[str, Any] = {"tether_history": decisions.windowed([record], self.window)}
-            again |= {"tether_sent_back": note} if note else {}
+            if note is not None:  # kept in the conversation after the answer: the model answers it
+                sent = HumanMessage(note, id=f"{NOTE_ID}check-{uuid.uuid4()}")
+                response = lc.ModelResponse([*response.result, sent], response.structured_response)
+                again["tether_sent_back"] = sent.id
             return plan.finish(response, {**update, **again, "jump_to": "model"})
         verdict = stop_after({**view, "tether_step": step}, self.settings, also=[record])
         if verdict is None:
