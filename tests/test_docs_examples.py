@@ -81,7 +81,7 @@ DOCS = sorted(path for path in (ROOT / "docs").rglob("*.md") if "examples" not i
 PAGES = [ROOT / "README.md", *DOCS]
 DOCS_URLS = ("http://localhost:8000", "http://127.0.0.1:8000")
 """The vLLM server the docs point at, rewritten to the stub's."""
-STANDALONE = re.compile(r"(tether (bench|replay)|python (benchmarks/|-m tether_bench)) ")
+STANDALONE = re.compile(r"(tether (bench|replay)|python (benchmarks/\S+|-m tether_bench\S*)) ")
 """Commands whose outcome no later command reads: one run of each is enough."""
 COMMAND_TIMEOUT = 300  # a guard against a hung process, not a measure of speed
 THREADS = 2  # pages run at once
