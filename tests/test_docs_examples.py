@@ -8,6 +8,17 @@ process (``bash -c``, the workspace's virtual environment first on ``PATH``; ``u
 runs that ``X``). ``export`` lines carry over to the page's later commands, a trailing ``&``
 starts a server in the background (stopped with its page), ``\\``-continued lines join.
 
+Most commands are ``tether ...`` or ``python`` scripts; each would start an interpreter that
+imports the same libraries (about 1.5 s of CPU) before doing a few milliseconds of work. Such
+a command, when it is a plain command line (no pipe, redirection, variable, ``VAR=`` prefix or
+``&``), runs in a process forked from an interpreter that imported them once (the *forker*):
+the child takes the command's environment, working directory and ``argv``, its stdout and
+stderr go to files, and it runs the real entry point (``tether_cli.entry:main``, the script
+as ``__main__``, or ``-m`` the module) to its own exit, whose code is the command's. The
+commands of :data:`SPAWNED` pages, those with shell syntax and the servers still run as
+spawned processes, so the installed ``tether`` script is run as a reader runs it too (and
+the other CLI tests spawn it throughout).
+
 The model is never a provider's. The suite starts the vLLM stub of
 ``tests/contract/vllm_stub.py`` on 127.0.0.1 with a free port; it answers as a small agent
 would: one call of an offered tool, then an answer quoting the tool's result, in the
@@ -40,6 +51,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import queue
 import re
 import shlex
 import socket
@@ -69,9 +81,12 @@ DOCS = sorted(path for path in (ROOT / "docs").rglob("*.md") if "examples" not i
 PAGES = [ROOT / "README.md", *DOCS]
 DOCS_URLS = ("http://localhost:8000", "http://127.0.0.1:8000")
 """The vLLM server the docs point at, rewritten to the stub's."""
-STANDALONE = re.compile(r"(tether (bench|replay)|python (benchmarks/|-m tether_bench)) ")
+STANDALONE = re.compile(r"(tether (bench|replay)|python (benchmarks/\S+|-m tether_bench\S*)) ")
 """Commands whose outcome no later command reads: one run of each is enough."""
 COMMAND_TIMEOUT = 300  # a guard against a hung process, not a measure of speed
+THREADS = 2  # pages run at once
+SPAWNED = {"docs/vllm.md"}
+"""Pages whose commands all run as spawned processes (``bash -c``), never forked."""
 FENCE = re.compile(r"^```(python|bash)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 
@@ -256,6 +271,160 @@ for line in sys.stdin:
 """
 
 
+FORKER = (
+    r"""
+import json, os, runpy, select, signal, socket, sys, tempfile
+
+VENV_BIN = sys.argv[1]
+sys.path[0] = VENV_BIN  # as for the installed tether script, not the current directory
+"""
+    + CHILD.split("MARK = ", 1)[0]
+    + r"""
+import importlib, threading
+
+for name in sys.argv[2:]:  # what the commands load (each would import it again when spawned)
+    importlib.import_module(name)
+assert threading.active_count() == 1, "a preloaded module started a thread: fork is unsafe"
+
+
+def command(request):
+    # In the forked child: become the command, then leave through SystemExit as it would.
+    os.setpgid(0, 0)  # its own group, so a timeout stops what it started too
+    for fd, path, flags in (
+        (0, os.devnull, os.O_RDONLY),
+        (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+    ):
+        opened = os.open(path, flags, 0o600)
+        os.dup2(opened, fd)
+        os.close(opened)
+    sys.stdin = open(0, closefd=False)  # the forker's read-ahead of its requests is not its
+    os.environ.clear()
+    os.environ.update(request["env"])
+    os.chdir(request["cwd"])
+    tempfile.tempdir = None  # from the command's TMPDIR
+    kind, argv = request["kind"], request["argv"]
+    if kind == "tether":
+        sys.argv = [os.path.join(VENV_BIN, "tether"), *argv]
+        from tether_cli.entry import main
+
+        sys.exit(main())
+    if kind == "module":  # python -m MODULE ARGS: the current directory first on sys.path
+        sys.argv = ["-m", *argv[1:]]
+        sys.path[0] = os.getcwd()
+        runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
+    else:  # python SCRIPT ARGS: the script's directory first on sys.path
+        sys.argv = list(argv)
+        sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
+        runpy.run_path(argv[0], run_name="__main__")
+    sys.exit(0)
+
+
+def finish(pid, timeout):
+    watch = os.pidfd_open(pid)
+    try:
+        if not select.select([watch], [], [], timeout)[0]:
+            os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return None
+    finally:
+        os.close(watch)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+print("ready", flush=True)
+for line in sys.stdin:
+    request = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        command(request)  # never returns here: its SystemExit ends the child
+    print(json.dumps({"code": finish(pid, request["timeout"])}), flush=True)
+"""
+)
+
+
+PRELOADED = (
+    *("tether_cli.app", "tether_cli.entry", "tether_cli.run", "tether_cli.runs"),
+    *("tether_cli.endpoint", "tether_cli.toolsets", "tether.agent", "tether.testing"),
+    *("tether.llm.model", "tether.control.trace_log", "tether.control.sql_cancel"),
+    *("tether_world.world", "tether_world.demo", "tether_world.toolkit", "tether_bench.cli"),
+    *("tether_bench.options", "tether_bench.runner", "tether_bench.suite", "tether_bench.gates"),
+    *("tether_bench.ablation", "tether_bench.agents.agent_executor"),
+    *("tether_bench.agents.create_agent", "tether_bench.agents.create_agent_tether"),
+    *("tether_bench.agents.tether_agent", "tether_replay.cli", "tether_replay.api"),
+    *("tether_replay.player", "tether_replay.middleware", "langchain_openai", "langchain_tether"),
+    "matplotlib.pyplot",  # with the pages' MPLBACKEND=Agg
+)
+"""What the docs' commands import: the forker imports it once, before any fork."""
+
+
+class Forker:
+    """An interpreter that imported the commands' libraries; it forks one child a command."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.scratch = Path(tempfile.mkdtemp(prefix="tether-forker-"))
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", FORKER, str(VENV_BIN), *PRELOADED],
+            cwd=self.scratch,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.ready = False
+
+    def run(
+        self, kind: str, argv: list[str], env: dict[str, str], cwd: Path
+    ) -> tuple[int | None, str, str]:
+        """(exit code, or None when it did not end in time; stdout; stderr)."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        if not self.ready:  # the imports are done
+            assert self.process.stdout.readline() == "ready\n", "the forker did not start"
+            self.ready = True
+        out, err = self.scratch / "stdout", self.scratch / "stderr"
+        request: dict[str, Any] = {"kind": kind, "argv": argv, "env": env, "cwd": str(cwd)}
+        request |= {"stdout": str(out), "stderr": str(err), "timeout": COMMAND_TIMEOUT}
+        self.process.stdin.write(json.dumps(request) + "\n")
+        self.process.stdin.flush()
+        reply = self.process.stdout.readline()
+        assert reply, "the forker ended"
+        code = json.loads(reply)["code"]
+        read = lambda path: path.read_text(encoding="utf-8", errors="replace")  # noqa: E731
+        return code, read(out), read(err)
+
+    def stop(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(timeout=60)
+        for path in self.scratch.iterdir():
+            path.unlink()
+        self.scratch.rmdir()
+
+
+def forked_form(command: str) -> tuple[str, list[str]] | None:
+    """``("tether" | "script" | "module", argv)`` for a plain ``tether`` or ``python`` command
+    line; None when it needs a shell (operators, expansions, a ``VAR=`` prefix) or is another
+    program."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    lexer.commenters = "#"
+    words = list(lexer)
+    operator, expansion = set("();<>|&"), set("$`*?[~")
+    if not words or "=" in words[0]:
+        return None
+    if any(set(word) <= operator or set(word) & expansion for word in words):
+        return None
+    if words[0] == "tether":
+        return "tether", words[1:]
+    if words[0] == "python" and len(words) > 2 and words[1] == "-m":
+        return "module", words[2:]
+    if words[0] == "python" and len(words) > 1 and words[1].endswith(".py"):
+        return "script", words[1:]
+    return None
+
+
 @dataclass
 class PageRun:
     """What running one page's blocks found."""
@@ -309,10 +478,18 @@ def excerpt_problem(block: Block) -> str | None:
 class Page:
     """One page's blocks, run in order in a scratch directory."""
 
-    def __init__(self, blocks: list[Block], stub: RunningStub, seen: dict[str, str]) -> None:
+    def __init__(
+        self,
+        blocks: list[Block],
+        stub: RunningStub,
+        seen: dict[str, str],
+        forkers: queue.Queue[Forker],
+    ) -> None:
         self.blocks = blocks
         self.stub = stub
         self.seen = seen  # command -> the block that ran it first
+        self.forkers = forkers  # one is this page's while it runs
+        self.spawned = bool(blocks) and blocks[0].page in SPAWNED
         self.lock = threading.Lock()
         self.result = PageRun()
         self.background: list[subprocess.Popen[str]] = []
@@ -337,10 +514,12 @@ class Page:
             for entry in ROOT.iterdir():
                 if entry.name not in {".git", ".venv", "data", "bench-out", "site"}:
                     (self.cwd / entry.name).symlink_to(entry)
+            self.forker = self.forkers.get()
             try:
                 for block in self.blocks:
                     self.one(block)
             finally:
+                self.forkers.put(self.forker)
                 self.stop()
         return self.result
 
@@ -445,26 +624,31 @@ class Page:
             if first != block.where:
                 return True  # the same command already ran (or runs) for another page
         started = time.monotonic()
-        try:
-            done = subprocess.run(
-                ["bash", "-c", command],
-                cwd=self.cwd,
-                env=self.env,
-                capture_output=True,
-                text=True,
-                timeout=COMMAND_TIMEOUT,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
+        form = None if self.spawned else forked_form(command)
+        if form is not None:
+            code, stdout, stderr = self.forker.run(*form, env=self.env, cwd=self.cwd)
+        else:
+            try:
+                done = subprocess.run(
+                    ["bash", "-c", command],
+                    cwd=self.cwd,
+                    env=self.env,
+                    capture_output=True,
+                    text=True,
+                    timeout=COMMAND_TIMEOUT,
+                    check=False,
+                )
+                code, stdout, stderr = done.returncode, done.stdout, done.stderr
+            except subprocess.TimeoutExpired:
+                code, stdout, stderr = None, "", ""
+        if code is None:
             self.result.failures.append(f"{block.where}: `{command}` did not end")
             return False
         self.result.seconds[command] = round(time.monotonic() - started, 1)
         expected = re.search(r"#.*\bexits (\d)\b", command)
-        if done.returncode != (int(expected.group(1)) if expected else 0):
-            tail = (done.stdout[-1500:] + done.stderr[-2500:]).strip()
-            self.result.failures.append(
-                f"{block.where}: `{command}` exited {done.returncode}\n{tail}"
-            )
+        if code != (int(expected.group(1)) if expected else 0):
+            tail = (stdout[-1500:] + stderr[-2500:]).strip()
+            self.result.failures.append(f"{block.where}: `{command}` exited {code}\n{tail}")
             return False
         return True
 
@@ -487,21 +671,32 @@ def page_name(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def page_runs(request: pytest.FixtureRequest) -> Iterator[dict[str, Future[PageRun]]]:
-    """The selected pages, all started at once on two threads, against one stub server."""
+    """The selected pages, all started at once on two threads, against one stub server; each
+    thread has a forker of its own."""
     selected = {
         item.callspec.params["page"]
         for item in request.session.items
         if item.path == request.path and hasattr(item, "callspec")
     }
-    with serve_stub(StubConfig(respond=agent_reply)) as stub:
-        seen: dict[str, str] = {}
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            busiest_first = sorted(PAGES, key=lambda path: -commands_in(path))
-            yield {
-                page_name(path): pool.submit(Page(blocks_of(path), stub, seen).run)
-                for path in busiest_first
-                if page_name(path) in selected
-            }
+    forkers: queue.Queue[Forker] = queue.Queue()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
+    env["MPLBACKEND"] = "Agg"
+    started = [Forker(env) for _ in range(THREADS)]  # importing while the stub starts
+    for forker in started:
+        forkers.put(forker)
+    try:
+        with serve_stub(StubConfig(respond=agent_reply)) as stub:
+            seen: dict[str, str] = {}
+            with ThreadPoolExecutor(max_workers=THREADS) as pool:
+                busiest_first = sorted(PAGES, key=lambda path: -commands_in(path))
+                yield {
+                    page_name(path): pool.submit(Page(blocks_of(path), stub, seen, forkers).run)
+                    for path in busiest_first
+                    if page_name(path) in selected
+                }
+    finally:
+        for forker in started:
+            forker.stop()
 
 
 @pytest.mark.parametrize("page", [page_name(path) for path in PAGES if blocks_of(path)])
