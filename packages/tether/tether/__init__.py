@@ -29,16 +29,9 @@ if TYPE_CHECKING:
     from tether.graph.diagram import mermaid
     from tether.llm.model import make_chat_model
     from tether.settings import AgentSettings, RunSettings, load_settings
-    from tether.state import (
-        CAUSES,
-        STATUSES,
-        Status,
-        StatusInfo,
-        StopCause,
-        TraceEvent,
-        TraceEventName,
-    )
+    from tether.state import TraceEvent
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
+    from tether.vocabulary import CAUSES, STATUSES, Status, StatusInfo, StopCause, TraceEventName
 
 PUBLIC_MODULES = (
     "tether",
@@ -67,19 +60,19 @@ _EXPORTS = {
     "RunOutline": "tether.agent_base",
     "RunResult": "tether.agent",
     "RunSettings": "tether.settings",
-    "CAUSES": "tether.state",
-    "STATUSES": "tether.state",
+    "CAUSES": "tether.vocabulary",
+    "STATUSES": "tether.vocabulary",
     "ScriptExhaustedError": "tether.errors",
     "SettingsError": "tether.errors",
-    "Status": "tether.state",
-    "StatusInfo": "tether.state",
-    "StopCause": "tether.state",
+    "Status": "tether.vocabulary",
+    "StatusInfo": "tether.vocabulary",
+    "StopCause": "tether.vocabulary",
     "TaskError": "tether.errors",
     "TetherError": "tether.errors",
     "ToolRegistry": "tether.tools",
     "ToolStats": "tether.tools",
     "TraceEvent": "tether.state",
-    "TraceEventName": "tether.state",
+    "TraceEventName": "tether.vocabulary",
     "TransientToolError": "tether.errors",
     "UnknownRunError": "tether.agent",
     "build_graph": "tether.graph.builder",
