@@ -5,11 +5,34 @@ resumed in another process continues where the prompt says it stands."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from langchain_core.messages import BaseMessage
-from tether.testing import FunctionChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatResult
+from pydantic import Field
+from tether.testing import _ServerLike, as_result
 from tether_world.demo import SEED_FLOW_REPLIES
+
+
+class FunctionChatModel(_ServerLike):
+    """A model whose reply is a function of the prompt: ``fn(messages) -> str | AIMessage``.
+
+    Unlike :class:`tether.testing.ScriptedChatModel` it keeps no position, so a run resumed
+    in another process (or a flow whose length depends on faults) gets the reply its prompt
+    calls for. Replies without usage get one counted with tiktoken; ``latency`` waits like a
+    server.
+    """
+
+    fn: Callable[[list[BaseMessage]], str | AIMessage] = Field(repr=False)
+
+    @property
+    def _llm_type(self) -> str:
+        return "tether-function"
+
+    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
+        return as_result(self.fn(list(messages)), messages, usage=True)
+
 
 QUERY, DISCOUNT, PAY = SEED_FLOW_REPLIES[:3]
 PAID = "Thought: the payment went through\nFinal Answer: paid 2328.02 for ORD-2024-001"

@@ -14,9 +14,9 @@ from tether import (
     build_graph,
     tool,
 )
-from tether.state import TERMINAL_STATUSES
-from tether.testing import FunctionChatModel
+from tether.vocabulary import TERMINAL_STATUSES
 
+from tests.flows import FunctionChatModel
 from tests.scripts import act, broken, final, lookup
 
 

@@ -24,8 +24,10 @@ from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.agent import Agent
 from tether.control import open_run_store
 from tether.memory.tokens import TiktokenCounter, count_messages
-from tether.state import TERMINAL_STATUSES
-from tether.testing import FunctionChatModel, ScriptedChatModel, run_traced
+from tether.testing import ScriptedChatModel, run_traced
+from tether.vocabulary import TERMINAL_STATUSES
+
+from tests.flows import FunctionChatModel
 
 EXAMPLES = int(os.environ.get("SOAK_EXAMPLES", "40"))
 PROPERTY = settings(

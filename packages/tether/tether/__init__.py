@@ -29,16 +29,9 @@ if TYPE_CHECKING:
     from tether.graph.diagram import mermaid
     from tether.llm.model import make_chat_model
     from tether.settings import AgentSettings, RunSettings, load_settings
-    from tether.state import (
-        CAUSES,
-        STATUSES,
-        Status,
-        StatusInfo,
-        StopCause,
-        TraceEvent,
-        TraceEventName,
-    )
+    from tether.state import TraceEvent
     from tether.tools import Envelope, ToolRegistry, ToolStats, error, success, tool
+    from tether.vocabulary import CAUSES, STATUSES, Status, StatusInfo, StopCause, TraceEventName
 
 PUBLIC_MODULES = (
     "tether",
@@ -54,42 +47,6 @@ PUBLIC_MODULES = (
 )
 """The modules whose ``__all__`` is tether's public API (the sibling packages use only these)."""
 
-_EXPORTS = {
-    "Agent": "tether.agent",
-    "AgentSettings": "tether.settings",
-    "AsyncAgent": "tether.async_agent",
-    "Envelope": "tether.tools",
-    "ModelCallError": "tether.errors",
-    "ModelServerError": "tether.errors",
-    "Rule": "tether.decisions.rules",
-    "RuleDecision": "tether.decisions.rules",
-    "RunObserver": "tether.agent",
-    "RunOutline": "tether.agent_base",
-    "RunResult": "tether.agent",
-    "RunSettings": "tether.settings",
-    "CAUSES": "tether.state",
-    "STATUSES": "tether.state",
-    "ScriptExhaustedError": "tether.errors",
-    "SettingsError": "tether.errors",
-    "Status": "tether.state",
-    "StatusInfo": "tether.state",
-    "StopCause": "tether.state",
-    "TaskError": "tether.errors",
-    "TetherError": "tether.errors",
-    "ToolRegistry": "tether.tools",
-    "ToolStats": "tether.tools",
-    "TraceEvent": "tether.state",
-    "TraceEventName": "tether.state",
-    "TransientToolError": "tether.errors",
-    "UnknownRunError": "tether.agent",
-    "build_graph": "tether.graph.builder",
-    "error": "tether.tools",
-    "load_settings": "tether.settings",
-    "make_chat_model": "tether.llm.model",
-    "mermaid": "tether.graph.diagram",
-    "success": "tether.tools",
-    "tool": "tether.tools",
-}
 
 __all__ = [
     "CAUSES",
@@ -129,4 +86,4 @@ __all__ = [
     "tool",
 ]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__getattr__ = lazy_getattr(__name__, globals())

@@ -30,8 +30,9 @@ from tether.decisions.rules import Rule
 from tether.errors import TetherError
 from tether.graph.builder import build_graph
 from tether.settings import AgentSettings
-from tether.state import ZERO_USAGE, AgentState, Status, StopCause, TraceEvent, Usage
+from tether.state import ZERO_USAGE, AgentState, TraceEvent, Usage
 from tether.tools.registry import ToolRegistry, as_registry
+from tether.vocabulary import Status, StopCause
 
 CANCEL_REASON = "stopped by the operator"
 

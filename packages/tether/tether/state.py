@@ -18,45 +18,7 @@ from typing import Annotated, Any, Literal, NotRequired
 from langgraph.channels import DeltaChannel
 from typing_extensions import TypedDict
 
-from tether.vocabulary import (  # re-exported: the state's vocabulary
-    CAUSES as CAUSES,
-)
-from tether.vocabulary import (
-    FAILURE_KINDS as FAILURE_KINDS,
-)
-from tether.vocabulary import (
-    STATUSES as STATUSES,
-)
-from tether.vocabulary import (
-    TERMINAL_STATUSES as TERMINAL_STATUSES,
-)
-from tether.vocabulary import (
-    TOOL_ERROR_TYPES as TOOL_ERROR_TYPES,
-)
-from tether.vocabulary import (
-    FailureKind as FailureKind,
-)
-from tether.vocabulary import (
-    Gate as Gate,
-)
-from tether.vocabulary import (
-    NextMove as NextMove,
-)
-from tether.vocabulary import (
-    Status as Status,
-)
-from tether.vocabulary import (
-    StatusInfo as StatusInfo,
-)
-from tether.vocabulary import (
-    StepKind as StepKind,
-)
-from tether.vocabulary import (
-    StopCause as StopCause,
-)
-from tether.vocabulary import (
-    TraceEventName as TraceEventName,
-)
+from tether.vocabulary import Gate, NextMove, Status, StepKind, StopCause, TraceEventName
 
 # --- records ----------------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
@@ -20,7 +20,7 @@ from tether.errors import ScriptExhaustedError
 from tether.memory.tokens import TiktokenCounter, count_messages
 from tether.state import TraceEvent
 
-__all__ = ["FunctionChatModel", "ScriptedCall", "ScriptedChatModel", "run_traced"]
+__all__ = ["ScriptedCall", "ScriptedChatModel", "run_traced"]
 
 
 def as_result(reply: str | AIMessage, messages: list[BaseMessage], *, usage: bool) -> ChatResult:
@@ -146,21 +146,3 @@ def run_traced(graph: Any, payload: Any, **kwargs: Any) -> tuple[dict[str, Any],
         else:
             trace.append(chunk)
     return final, trace
-
-
-class FunctionChatModel(_ServerLike):
-    """A model whose reply is a function of the prompt: ``fn(messages) -> str | AIMessage``.
-
-    Unlike :class:`ScriptedChatModel` it keeps no position, so a run resumed in another
-    process (or a flow whose length depends on faults) gets the reply its prompt calls for.
-    Replies without usage get one counted with tiktoken; ``latency`` waits like a server.
-    """
-
-    fn: Callable[[list[BaseMessage]], str | AIMessage] = Field(repr=False)
-
-    @property
-    def _llm_type(self) -> str:
-        return "tether-function"
-
-    def _reply(self, messages: list[BaseMessage], kwargs: dict[str, Any]) -> ChatResult:
-        return as_result(self.fn(list(messages)), messages, usage=True)

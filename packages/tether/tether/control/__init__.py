@@ -29,22 +29,6 @@ if TYPE_CHECKING:
         setup_lock,
     )
 
-_EXPORTS = {
-    "ALLOWED_DECISIONS": "tether.control.approval",
-    "ApprovalError": "tether.control.approval",
-    "AsyncRunStore": "tether.control.store",
-    "Decision": "tether.control.approval",
-    "DecisionType": "tether.control.approval",
-    "HITLRequest": "tether.control.approval",
-    "HITLResponse": "tether.control.approval",
-    "RunStore": "tether.control.store",
-    "RunSummary": "tether.control.runs",
-    "default_data_dir": "tether.control.store",
-    "is_approval_request": "tether.control.approval",
-    "open_async_run_store": "tether.control.store",
-    "open_run_store": "tether.control.store",
-    "setup_lock": "tether.control.store",
-}
 __all__ = [
     "ALLOWED_DECISIONS",
     "ApprovalError",
@@ -62,4 +46,4 @@ __all__ = [
     "setup_lock",
 ]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__getattr__ = lazy_getattr(__name__, globals())

@@ -15,11 +15,12 @@ from tether.decisions.side_effects import must_resolve_first, settled_verdict, u
 from tether.decisions.side_effects import unknown_outcome_note
 from tether.decisions.stop_rules import STOP_RULES, StopFacts, StopRule, first_stop
 from tether.decisions.stops import recall_hint, switch_hint, temperature_for
-from tether.state import FAILURE_KINDS, TOOL_ERROR_TYPES, CallEvent, CallRecord, Proposal
+from tether.state import CallEvent, CallRecord, Proposal
 from tether.state import StepRecord, ToolResult, Usage, Verdict, add_usage, call_key
 from tether.state import keep_window, record_calls, windowed
 from tether.tools.envelope import LOOP_ORIGIN
 from tether.tools.failures import describe, is_transient
+from tether.vocabulary import FAILURE_KINDS, TOOL_ERROR_TYPES
 
 __all__ = [  # noqa: RUF022 (grouped by the module each name comes from)
     "check_final", "first_lookup", "record_result", "cap_note", "plain_values",

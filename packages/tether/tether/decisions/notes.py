@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from tether.state import CAUSES
+from tether.vocabulary import CAUSES
 
 PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,39}")
 PLAIN_VALUE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-:/@+]{0,39}")
@@ -119,7 +119,7 @@ def same_reply_note(ends_next: bool) -> str:
 
 def cap_note(cause: str) -> str:
     """The last call's note at a cap: no tools, the best answer from what is known, and why,
-    by the stop's cause (:data:`tether.state.CAUSES`)."""
+    by the stop's cause (:data:`tether.vocabulary.CAUSES`)."""
     why = CAUSES.get(cause, "the run must end")
     return (
         f"The run is ending: {why}. No more tool calls. Give your final answer now, from what "

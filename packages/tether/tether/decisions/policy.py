@@ -22,13 +22,10 @@ from tether.decisions.offer import Offer
 from tether.decisions.rules import Rule
 from tether.settings import AgentSettings
 from tether.state import (
-    FAILURE_KINDS,
     HISTORY_KEPT,
-    TOOL_ERROR_TYPES,
     AgentState,
     CallEvent,
     CallRecord,
-    Gate,
     Proposal,
     RuleVerdict,
     StepRecord,
@@ -39,6 +36,7 @@ from tether.state import (
 from tether.tools.envelope import LOOP_ORIGIN
 from tether.tools.marks import has_side_effects
 from tether.tools.registry import validated
+from tether.vocabulary import FAILURE_KINDS, TOOL_ERROR_TYPES, Gate
 
 SUMMARY_CHARS = 300
 

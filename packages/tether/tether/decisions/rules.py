@@ -18,7 +18,8 @@ from typing import Literal, NotRequired
 from typing_extensions import TypedDict
 
 from tether.settings import AgentSettings
-from tether.state import AgentState, Status, ToolResult
+from tether.state import AgentState, ToolResult
+from tether.vocabulary import Status
 
 
 class RuleDecision(TypedDict):

@@ -1,7 +1,7 @@
 """The stop rules: one ordered list of pure functions, each over a typed view of the facts
 it reads. The loop and the create_agent middleware both build a :class:`StopFacts` after
 each step and ask :func:`first_stop`; the first rule that answers ends the run, with its
-:data:`~tether.state.StopCause`.
+:data:`~tether.vocabulary.StopCause`.
 
 Adding a rule is one function here, its entry in :data:`STOP_RULES` and its setting
 (docs/architecture.md, "Add a stop rule").
@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tether.settings import AgentSettings
-from tether.state import Status, StepRecord, StopCause, Usage, Verdict
+from tether.state import StepRecord, Usage, Verdict
+from tether.vocabulary import Status, StopCause
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from tether.decisions import notes
 from tether.decisions.stop_rules import StopFacts, first_stop, same_reply
 from tether.settings import AgentSettings
-from tether.state import FAILURE_KINDS, AgentState, RuleVerdict, StepRecord, Verdict, call_key
+from tether.state import AgentState, RuleVerdict, StepRecord, Verdict, call_key
+from tether.vocabulary import FAILURE_KINDS
 
 
 @dataclass

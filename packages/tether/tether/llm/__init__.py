@@ -14,10 +14,6 @@ if TYPE_CHECKING:
     from tether.llm.model import make_chat_model
     from tether.llm.parsing import call_fingerprint
 
-_EXPORTS = {
-    "call_fingerprint": "tether.llm.parsing",
-    "make_chat_model": "tether.llm.model",
-}
 __all__ = ["call_fingerprint", "make_chat_model"]
 
-__getattr__ = lazy_getattr(__name__, _EXPORTS, globals())
+__getattr__ = lazy_getattr(__name__, globals())

@@ -51,7 +51,7 @@ from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
-from tether.llm.jsonread import JsonReadError, read_object
+from tether.llm.jsonread import read_object
 from tether.state import Proposal
 from tether.tools.arguments import effective_arguments
 from tether.tools.safe import json_safe
@@ -382,18 +382,3 @@ def action_proposal(
 def invalid_proposal(raw: str, thought: str, error: str) -> Proposal:
     """A reply the loop cannot use; ``error`` becomes the model's next observation."""
     return {"kind": "invalid", "thought": thought, "error": error, "raw": raw}
-
-
-__all__ = [
-    "EXPECTED_FORMAT",
-    "JsonReadError",
-    "action_proposal",
-    "bare_value",
-    "call_fingerprint",
-    "canonical_arguments",
-    "fingerprint",
-    "invalid_proposal",
-    "parse_arguments",
-    "parse_native",
-    "parse_react",
-]

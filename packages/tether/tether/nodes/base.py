@@ -18,7 +18,8 @@ from langgraph.config import get_config, get_stream_writer
 from langgraph.runtime import get_runtime
 from tether.nodes.deps import Deps
 from tether.settings import AgentSettings
-from tether.state import AgentState, TraceEvent, TraceEventName
+from tether.state import AgentState, TraceEvent
+from tether.vocabulary import TraceEventName
 
 T = TypeVar("T")
 _collected: ContextVar[list[TraceEvent] | None] = ContextVar("tether_events", default=None)

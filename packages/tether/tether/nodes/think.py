@@ -23,17 +23,9 @@ from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
 from tether.nodes.step import ask_at_cap, close_step, end_run, grounds
 from tether.settings import AgentSettings, check_tool_names
-from tether.state import (
-    AgentState,
-    NextMove,
-    Proposal,
-    ReasoningEntry,
-    Usage,
-    Verdict,
-    add_usage,
-    windowed,
-)
+from tether.state import AgentState, Proposal, ReasoningEntry, Usage, Verdict, add_usage, windowed
 from tether.tools.safe import json_safe
+from tether.vocabulary import NextMove
 
 GATED_MOVES: dict[str, NextMove] = {"run": "act", "approve": "approve", "refuse": "refuse"}
 """The node a gated call goes to (a repeat closes the step in think)."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from tether.state import TOOL_ERROR_TYPES, ToolResult
+from tether.state import ToolResult
+from tether.vocabulary import TOOL_ERROR_TYPES
 
 ErrorType = Literal[
     "tool_error", "validation_error", "unknown_tool", "transient", "refused", "rejected"
