@@ -158,7 +158,7 @@ class CreateAgentAgent(BenchAgent):
         )
         desk = ApprovalDesk(scenario, registry)
         checkpointer, config = new_thread()
-        agent = create_agent(
+        agent = self.build_agent(
             model,
             tools,
             system_prompt=system_prompt(scenario.instructions),
@@ -182,6 +182,10 @@ class CreateAgentAgent(BenchAgent):
             return self.outcome_of(state)
 
         return say
+
+    def build_agent(self, model: ChatOpenAI, tools: list[BaseTool], **options: Any) -> Any:
+        """LangChain's ``create_agent`` on ``model`` and ``tools`` with ``options``."""
+        return create_agent(model, tools, **options)
 
     def agent_middleware(
         self,

@@ -1,12 +1,18 @@
-"""``create_agent`` as recommended, with tether's controls added as middleware.
+"""``create_agent`` with tether's controls added as middleware, as docs/middleware.md says.
 
-The agent is :mod:`tether_bench.agents.create_agent`'s, middleware and approval gate alike,
-with :func:`langchain_tether.tether_middleware` added in the order docs/middleware.md gives:
-the step and tool-call limits and ModelRetryMiddleware first, then LangChain's
-HumanInTheLoopMiddleware (so tether sees the calls the operator approved or edited), then
-tether's controls, with the recommended ToolRetryMiddleware placed inside them (a write's
+The agent is :mod:`tether_bench.agents.create_agent`'s (system prompt, tools, approval gate,
+tool-call limit and retry middleware), built through :func:`langchain_tether.create_agent`,
+which refuses a middleware order tether cannot hold when the agent is built
+(:func:`langchain_tether.check_order`). The order is the one docs/middleware.md gives:
+ToolCallLimitMiddleware (which composes as it is; kept outside the gate, where create_agent
+has it, so both count the same calls), then LangChain's HumanInTheLoopMiddleware (so tether
+sees the calls the operator approved or edited), then tether's controls, with the
+recommended ToolRetryMiddleware and ModelRetryMiddleware as their ``retries`` (a write's
 failure comes back as a result before the retry sees it: writes are never retried blind;
-tether replays a write's transient failure in place, with the same arguments).
+tether replays a write's transient failure in place, with the same arguments; a model
+failure at a cap keeps the run's status). ModelCallLimitMiddleware is left out, as the docs
+say: it ends a run tether cannot close; the step cap is tether's ``max_steps``, the harness's
+cap.
 
 tether's settings are built as the tether agent's are, from the harness (step cap, token
 budget, transient-retry policy) and the run's chat parameters (:func:`tether_settings`). The
@@ -19,9 +25,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from langchain.agents.middleware import AgentMiddleware, ToolRetryMiddleware
+from langchain.agents.middleware import (
+    AgentMiddleware,
+    ModelCallLimitMiddleware,
+    ModelRetryMiddleware,
+    ToolRetryMiddleware,
+)
 from langchain_core.tools import BaseTool
-from langchain_tether import answer_of, tether_middleware
+from langchain_openai import ChatOpenAI
+from langchain_tether import answer_of, create_agent, tether_middleware
 from tether import AgentSettings
 
 from tether_bench.agents.base import ChatSettings, Sleep
@@ -32,9 +44,13 @@ from tether_bench.gates import ApprovalDesk
 from tether_bench.harness import Harness, VariantSettings
 from tether_bench.records import Outcome
 
+RETRIES = (ToolRetryMiddleware, ModelRetryMiddleware)
+"""The recommended middleware that go in ``tether_middleware(retries=...)``."""
+
 
 class CreateAgentTetherAgent(CreateAgentAgent):
-    """create_agent with its recommended middleware and tether's."""
+    """create_agent with its recommended middleware and tether's, in the order tether's docs
+    give (ModelCallLimitMiddleware left out: tether's ``max_steps`` is the step cap)."""
 
     name = "create_agent_tether"
     guards_budget = False
@@ -59,6 +75,16 @@ class CreateAgentTetherAgent(CreateAgentAgent):
             instructions=instructions,
         )
 
+    def build_middleware(self) -> list[AgentMiddleware[Any, Any, Any]]:
+        """create_agent's recommended middleware but ModelCallLimitMiddleware, which tether's
+        middleware refuses (tether's ``max_steps`` caps the steps)."""
+        recommended = super().build_middleware()
+        return [m for m in recommended if not isinstance(m, ModelCallLimitMiddleware)]
+
+    def build_agent(self, model: ChatOpenAI, tools: list[BaseTool], **options: Any) -> Any:
+        """:func:`langchain_tether.create_agent`: the middleware's order is checked."""
+        return create_agent(model, tools, **options)
+
     def agent_middleware(
         self,
         desk: ApprovalDesk,
@@ -66,9 +92,11 @@ class CreateAgentTetherAgent(CreateAgentAgent):
         chat: ChatSettings,
         instructions: str | None = None,
     ) -> list[AgentMiddleware[Any, Any, Any]]:
+        """The tool-call limit, the approval gate, then tether's controls with the retries
+        inside them (the order docs/middleware.md gives)."""
         recommended = self.build_middleware()
-        retries = [m for m in recommended if isinstance(m, ToolRetryMiddleware)]
-        outer = [m for m in recommended if not isinstance(m, ToolRetryMiddleware)]
+        retries = [m for m in recommended if isinstance(m, RETRIES)]
+        outer = [m for m in recommended if not isinstance(m, RETRIES)]
         controls = tether_middleware(
             self.tether_settings(chat, instructions), tools=tools, retries=retries
         )
@@ -93,6 +121,8 @@ class CreateAgentTetherAgent(CreateAgentAgent):
         return dataclasses.replace(
             super().settings(),
             agent=self.name,
+            step_cap=settings.max_steps,
+            step_cap_by="tether's max_steps",
             token_budget=settings.token_budget,
             token_budget_by="tether's TokenBudgetMiddleware",
             retry_by="ToolRetryMiddleware on reads; tether replays a write in place",
