@@ -142,10 +142,7 @@ def test_every_agent_carries_the_first_messages_results_into_the_second(
     assert [c.tool for c in record.tool_calls if c.tool == "pay_order"] == ["pay_order"]
 
 
-CARRIES_THE_CONVERSATION = [a for a in PEERS if a != "tether"]
-
-
-@pytest.mark.parametrize("agent", CARRIES_THE_CONVERSATION)
+@pytest.mark.parametrize("agent", PEERS)
 @pytest.mark.parametrize("scenario_id", ["clarify-pay-01", "clarify-cancel-02"])
 def test_an_agent_that_asks_gets_the_answer_and_makes_the_write(
     agent: str,
@@ -163,16 +160,16 @@ def test_an_agent_that_asks_gets_the_answer_and_makes_the_write(
     assert [c.tool for c in record.tool_calls][-1] == scenario.gold_actions[-1].tool
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tether's prompt for a thread's next message shows that message alone: the task "
-    "that asked for the write and tether's own question are not in it",
-)
 def test_tether_carries_the_task_into_the_answer_to_its_question(
     by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
 ) -> None:
-    record, passed = run("tether", by_id["clarify-cancel-02"], clean_sim, worlds)
+    """tether's prompt for the answer to its question shows the task and the question before
+    it, so the model goes on with the write the task asked for (it used to see the answer
+    alone, ask what to do, and make no write)."""
+    scenario = by_id["clarify-cancel-02"]
+    record, passed = run("tether", scenario, clean_sim, worlds)
     assert passed, (record.verdict, record.replies)
+    assert [c.tool for c in record.tool_calls][-1] == scenario.gold_actions[-1].tool
 
 
 def invents(scenario: Scenario) -> Script:

@@ -111,6 +111,14 @@ class ToolResultEntry(TypedDict):
     tokens: int  # counted once, when the entry is made
 
 
+class Turn(TypedDict):
+    """One message of a thread's conversation: the user's, or the reply tether gave it."""
+
+    role: Literal["user", "tether"]
+    text: str
+    tokens: int  # its line in the prompt, counted once, when the turn is recorded
+
+
 class TraceEvent(TypedDict):
     """One thing that happened, streamed as it happens (``stream_mode="custom"``).
 
@@ -146,6 +154,8 @@ class CallEvent(TypedDict):
 
 CALLS_KEPT = 16
 """Distinct calls remembered (the most recent kept), so the state stays bounded."""
+TURNS_KEPT = 40
+"""Messages of a thread's conversation kept (the most recent), so the state stays bounded."""
 HISTORY_KEPT = 4
 """Step records kept at least (the breaker and the switch may ask for more)."""
 
@@ -253,6 +263,9 @@ class AgentState(TypedDict, total=False):
     """The last ``reasoning_window`` thoughts and actions."""
     tool_buffer: Annotated[list[ToolResultEntry], DeltaChannel(keep_windows)]
     """The last ``tool_window`` tool results."""
+    conversation: Annotated[list[Turn], DeltaChannel(keep_windows)]
+    """The thread's last ``TURNS_KEPT`` messages, oldest first: the user's (the task last) and
+    tether's reply to each earlier one; the prompt shows them before the task, untrusted."""
 
     # --- counters -----------------------------------------------------------------------
     steps: int

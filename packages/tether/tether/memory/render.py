@@ -1,19 +1,19 @@
 """Render the two buffers into a prompt that fits the memory budget.
 
 Each buffer entry carries its token count, made once when the entry was added, so a prompt's
-size is a sum, not a recount. Over budget, the oldest reasoning goes first and tool results
-stay; a tool result that alone is too large is cut with a visible marker. Nothing is dropped
-silently: every cut is reported. A call that returned the same result more than once is
-shown once, labelled with every step that returned it.
+size is a sum, not a recount. Over budget, the oldest reasoning goes first, then a thread's
+oldest earlier messages; tool results stay, and one that alone is too large is cut with a
+visible marker. Nothing is dropped silently: every cut is reported. A call that returned the
+same result more than once is shown once, labelled with every step that returned it.
 
-The tool results come first, then the reasoning (a few short lines), then the controller's
-notes: a step's results section is the previous step's with the new result added, so a
-server's prompt cache (llama.cpp, vLLM's prefix caching) reuses everything up to there and
-processes only what is new. On a CPU that is most of a step's time.
+A thread's earlier messages come first, then the task, the tool results, the reasoning (a few
+short lines) and the controller's notes: a step's results section is the previous step's with
+the new result added, so a server's prompt cache (llama.cpp, vLLM's prefix caching) reuses
+everything up to there and processes only what is new. On a CPU that is most of a step's time.
 
-Untrusted text (the model's thoughts, what tools returned) never starts a line: thoughts are
-folded onto their entry's line and tool results are JSON, so neither can forge a section
-heading such as the controller's notes.
+Untrusted text (the user's messages, the model's words, what tools returned) never starts a
+line: messages and thoughts are folded onto their entry's line and tool results are JSON, so
+none can forge a section heading such as the controller's notes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
-from tether.state import ReasoningEntry, ToolResultEntry
+from tether.state import ReasoningEntry, ToolResultEntry, Turn
 from tether.text import cut as cut_text
 
 BUDGET_WHY = "to fit the memory budget"
@@ -33,6 +33,7 @@ SHORT_WHY = "results are shown short for a small model"
 REASONING_HEADING = "## Your reasoning so far (oldest first)"
 RESULTS_HEADING = "## Tool results (oldest first)"
 NOTES_HEADING = "## Notes from the controller"
+CONVERSATION_HEADING = "## The conversation so far (oldest first)"
 HEADINGS = (REASONING_HEADING, RESULTS_HEADING, NOTES_HEADING)
 CLOSING = "Continue with your next step."
 AGAIN = "the same call again: the same result"
@@ -69,10 +70,15 @@ class RenderedPrompt:
     tokens: int
     dropped_reasoning: int = 0
     cut_results: list[int] = field(default_factory=list)  # steps whose result was cut
+    dropped_turns: int = 0
 
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def turn_text(turn: Turn) -> str:
+    return f"{'User' if turn['role'] == 'user' else 'You'}: {one_line(turn['text'])}"
 
 
 def reasoning_text(entry: ReasoningEntry) -> str:
@@ -130,9 +136,10 @@ def render_prompt(
     budget: int,
     counter: TokenCounter,
     view: ResultView = WHOLE,
+    earlier: Sequence[Turn] = (),
 ) -> RenderedPrompt:
     """Build [system, user] messages within ``budget`` tokens, each result shown as ``view``
-    says (its entry's token count was made with the same view)."""
+    says (its entry's token count was made with the same view) after the ``earlier`` turns."""
     notes = [f"- {one_line(h)}" for h in hints]
     fixed = (
         frame.tokens
@@ -140,28 +147,29 @@ def render_prompt(
         + counter.count(f"Task: {task}")
         + sum(counter.count(h) for h in (*HEADINGS, CLOSING))
         + sum(counter.count(n) + 1 for n in notes)
+        + (counter.count(CONVERSATION_HEADING) if earlier else 0)
     )
-    kept = list(reasoning)
+    kept, turns = list(reasoning), list(earlier)
     shown = distinct_results(results)
     results = [entry for entry, _ in shown]
     results_tokens = sum(
         e["tokens"] + SEPARATOR_TOKENS + (AGAIN_TOKENS + 2 * len(steps) if steps else 0)
         for e, steps in shown
     )
-    tokens = fixed + results_tokens + sum(e["tokens"] + SEPARATOR_TOKENS for e in kept)
-    dropped = 0
-    while tokens > budget and kept:
-        tokens -= kept.pop(0)["tokens"] + SEPARATOR_TOKENS
-        dropped += 1
+    tokens = fixed + results_tokens + sum(e["tokens"] + SEPARATOR_TOKENS for e in [*kept, *turns])
+    while tokens > budget and (kept or turns):
+        tokens -= (kept or turns).pop(0)["tokens"] + SEPARATOR_TOKENS
 
     texts = [result_text(entry, steps, view) for entry, steps in shown]
     cut: list[int] = []
     if tokens > budget and results:
         texts, tokens, cut = _cut_results(results, texts, tokens - budget, tokens, counter)
 
-    user = _user_text(task, [reasoning_text(e) for e in kept], texts, notes)
+    said = [f"{CONVERSATION_HEADING}\n" + "\n".join(map(turn_text, turns))] if turns else []
+    user = "\n\n".join([*said, _user_text(task, [reasoning_text(e) for e in kept], texts, notes)])
     messages: list[BaseMessage] = [SystemMessage(frame.system), HumanMessage(user)]
-    return RenderedPrompt(messages, tokens, dropped, cut)
+    dropped = len(reasoning) - len(kept)
+    return RenderedPrompt(messages, tokens, dropped, cut, len(earlier) - len(turns))
 
 
 def _cut_results(

@@ -9,9 +9,10 @@ from langgraph.types import Overwrite
 from tether.decisions.grounding import heard
 from tether.decisions.policy import stale_records
 from tether.errors import TaskError
+from tether.memory.render import turn_text
 from tether.nodes.base import Node, emit
 from tether.settings import AgentSettings
-from tether.state import ZERO_USAGE, AgentState
+from tether.state import TURNS_KEPT, ZERO_USAGE, AgentState, Turn, windowed
 
 
 class Start(Node):
@@ -25,6 +26,11 @@ class Start(Node):
         if not isinstance(task, str) or not task.strip():
             raise TaskError("the task is empty: pass {'task': 'what the agent should do'}")
         emit(0, "start", {"task": task.strip()})
+        turns: list[Turn] = [{"role": "user", "text": task.strip(), "tokens": 0}]
+        if state.get("conversation"):  # the reply to the thread's last message comes first
+            reply = state.get("answer") or f"(no answer: {state.get('reason') or 'none given'})"
+            turns.insert(0, {"role": "tether", "text": reply, "tokens": 0})
+        said = [{**t, "tokens": self.deps.counter_for(settings).count(turn_text(t))} for t in turns]
         return {
             "task": task.strip(),
             "run_id": state.get("run_id") or uuid.uuid4().hex,
@@ -50,4 +56,5 @@ class Start(Node):
             "closing": None,
             "calls": stale_records(state.get("calls", {})),
             "grounds": heard(state.get("grounds"), task.strip()),  # type: ignore[arg-type]
+            "conversation": windowed(said, TURNS_KEPT),
         }

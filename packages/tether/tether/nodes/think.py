@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import takewhile
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
@@ -15,6 +16,7 @@ from langgraph.config import get_config
 from tether.decisions import policy, small_model
 from tether.decisions.final_check import check_final
 from tether.decisions.offer import step_offer
+from tether.decisions.replies import asks_user
 from tether.errors import ModelCallError
 from tether.llm.parsing import call_fingerprint
 from tether.memory.render import reasoning_text, render_prompt
@@ -78,8 +80,9 @@ class Think(Node):
             budget=policy.prompt_budget(state, settings),
             counter=self.deps.counter_for(settings),
             view=small_model.result_view(settings),
+            earlier=state.get("conversation", [])[:-1],  # the last is the task
         )
-        if rendered.dropped_reasoning or rendered.cut_results:
+        if rendered.dropped_reasoning or rendered.cut_results or rendered.dropped_turns:
             emit(
                 step,
                 "memory_trimmed",
@@ -87,6 +90,7 @@ class Think(Node):
                     "budget": settings.memory_budget,
                     "dropped_reasoning": rendered.dropped_reasoning,
                     "cut_results_from_steps": rendered.cut_results,
+                    "dropped_turns": rendered.dropped_turns,
                 },
             )
         verdict = policy.before_call(
@@ -173,14 +177,17 @@ class Think(Node):
         self, state: AgentState, call: Call, proposal: Proposal, settings: AgentSettings
     ) -> str | None:
         """The note a final answer is sent back with, once per run (None: take it). Not on a
-        final-answer-only step: the model was already told to answer from what it has."""
+        final-answer-only step: the model was already told to answer from what it has. The task
+        checked is this message after those tether answered with a question ("Which order?"
+        leaves "pay my order" open), not requests an answer already closed."""
         if not settings.check_final or state.get("sent_back") or call.prepared.offer.final_only:
             return None
         tools = self.deps.registry.tools()
         answer = proposal.get("answer", "")
-        return check_final(
-            state["task"], answer, grounds(state), tools, context=settings.instructions
-        )
+        said = reversed(state.get("conversation", []))  # this message, then the ones before
+        still = takewhile(lambda turn: turn["role"] == "user" or asks_user(turn["text"]), said)
+        task = "\n".join(t["text"] for t in [*still][::-1] if t["role"] == "user") or state["task"]
+        return check_final(task, answer, grounds(state), tools, context=settings.instructions)
 
     @staticmethod
     def _last_answer(
