@@ -36,6 +36,7 @@ from tether.decisions.grounding import (
 from tether.decisions.replies import asks_user, declines, negated
 from tether.decisions.toolpick import bm25_scores, terms, tool_text
 from tether.state import ToolResult
+from tether.tools.arguments import fills, requirements
 from tether.tools.marks import has_side_effects
 
 SAFE_VALUE = re.compile(r"-?[A-Za-z0-9][A-Za-z0-9_.\-]{0,39}", re.ASCII)
@@ -266,28 +267,6 @@ def ranked(words: list[str], tools: Sequence[BaseTool]) -> list[tuple[float, Bas
 def task_values(task: str) -> set[str]:
     """The task's words that could be an argument's value (ids, emails, numbers)."""
     return set(_WORDS.findall(unicodedata.normalize("NFKC", task))) | ids_in(task)
-
-
-def requirements(tool: BaseTool) -> tuple[tuple[str, str | None], ...]:
-    """Each required argument of ``tool`` and its pattern (None without one)."""
-    schema = tool.args_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return ()
-    spec = schema.model_json_schema()
-    properties = spec.get("properties", {})
-    found: list[tuple[str, str | None]] = []
-    for name in spec.get("required", []):
-        pattern = properties.get(name, {}).get("pattern")
-        found.append((str(name), pattern if isinstance(pattern, str) else None))
-    return tuple(found)
-
-
-def fills(pattern: str, values: set[str]) -> bool:
-    """Some value matches ``pattern`` whole (as written, or upper-cased)."""
-    try:
-        return any(re.fullmatch(pattern, v) or re.fullmatch(pattern, v.upper()) for v in values)
-    except re.error:  # a pattern Python's re cannot read: no value is known to fill it
-        return False
 
 
 def is_id(name: str) -> bool:

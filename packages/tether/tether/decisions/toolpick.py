@@ -22,6 +22,8 @@ from collections.abc import Collection, Sequence
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 
+from tether.tools.arguments import fills, requirements
+
 K1 = 1.5
 B = 0.75
 _WORD = re.compile(r"[a-z]+|[\u3400-\u9fff]+")
@@ -110,15 +112,5 @@ def select_tools(
 def callable_from(tool: BaseTool, words: Collection[str]) -> bool:
     """Whether the text's words fill every required argument of ``tool`` that has a pattern
     (an id), and it has at least one: the tool can be called with the task's own values."""
-    schema = tool.args_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return False
-    spec = schema.model_json_schema()
-    required = spec.get("required", [])
-    patterns = [spec.get("properties", {}).get(name, {}).get("pattern") for name in required]
-    if not required or not all(isinstance(p, str) for p in patterns):
-        return False
-    return all(
-        any(re.fullmatch(str(p), w.upper()) or re.fullmatch(str(p), w) for w in words)
-        for p in patterns
-    )
+    needs = requirements(tool)
+    return bool(needs) and all(pattern and fills(pattern, words) for _, pattern in needs)

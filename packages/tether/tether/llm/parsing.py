@@ -49,11 +49,10 @@ from typing import Any
 
 from langchain_core.messages import AIMessage
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
 from tether.llm.jsonread import read_object
 from tether.state import Proposal
-from tether.tools.arguments import effective_arguments
+from tether.tools.arguments import effective_arguments, requirements
 from tether.tools.safe import json_safe
 
 EXPECTED_FORMAT = "Thought, then Action + Action Input (a JSON object), or Final Answer"
@@ -185,20 +184,12 @@ def _action(
     return action_proposal(text, thought, tool, arguments, repairs=repairs)
 
 
-def required_fields(tool: BaseTool) -> list[str]:
-    """The names of the tool's required arguments (none known without a pydantic schema)."""
-    schema = tool.args_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return []
-    return [name for name, field in schema.model_fields.items() if field.is_required()]
-
-
 def bare_value(value: Any, tool: BaseTool | None) -> dict[str, Any] | None:
     """``{field: value}`` when ``tool`` has exactly one required field and ``value`` is one
     value: a number or boolean, or one line of text (``"ORD-1"``, ``ORD-1``) with no brace
     or bracket outside quotes, no key (``order_id=...``, ``order_id: ...``) and no unclosed
     quote. None when it has no single reading."""
-    fields = required_fields(tool) if tool is not None else []
+    fields = [name for name, _ in requirements(tool)]
     if isinstance(value, str):
         value = _one_value(value.strip())
     if len(fields) != 1 or value is None or isinstance(value, dict | list):
@@ -235,7 +226,7 @@ def read_call(text: str, offered: dict[str, BaseTool]) -> tuple[str, dict[str, A
         values = [_literal(arg) for arg in node.args]
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
         return None  # not literals, or nested past the parser's limits
-    fields = required_fields(tool)
+    fields = [name for name, _ in requirements(tool)]
     if values and (len(values) > 1 or len(fields) != 1 or fields[0] in arguments):
         return None
     return tool.name, arguments | dict(zip(fields, values, strict=False))

@@ -1,7 +1,10 @@
-"""A call's arguments as the tool will receive them, for telling calls apart."""
+"""A call's arguments as the tool will receive them, for telling calls apart; a tool's
+required arguments and the values that fill them."""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -21,3 +24,26 @@ def effective_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dic
     except (ValidationError, ValueError, TypeError):
         return None
     return dumped
+
+
+def requirements(tool: BaseTool | None) -> tuple[tuple[str, str | None], ...]:
+    """Each required argument of ``tool`` and its pattern (None without one); none known
+    without a pydantic schema."""
+    schema = tool.args_schema if tool is not None else None
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        return ()
+    spec = schema.model_json_schema()
+    properties = spec.get("properties", {})
+    found: list[tuple[str, str | None]] = []
+    for name in spec.get("required", []):
+        pattern = properties.get(name, {}).get("pattern")
+        found.append((str(name), pattern if isinstance(pattern, str) else None))
+    return tuple(found)
+
+
+def fills(pattern: str, values: Collection[str]) -> bool:
+    """Some value matches ``pattern`` whole (as written, or upper-cased)."""
+    try:
+        return any(re.fullmatch(pattern, v) or re.fullmatch(pattern, v.upper()) for v in values)
+    except re.error:  # a pattern Python's re cannot read: no value is known to fill it
+        return False
