@@ -27,7 +27,7 @@ SIBLINGS = {  # package directory: import name
     ROOT / "packages" / "tether-replay": "tether_replay",
 }
 PACKAGES = {CORE: "tether", **SIBLINGS}
-MAX_CORE_LINES = 8640
+MAX_CORE_LINES = 8550
 """The loop package's line cap. The issue that moved the middleware into a package of its own
 set the target at 8,500: the cap only comes down, and is never raised in the commit that
 grows the code (a change that needs room makes it elsewhere first)."""
