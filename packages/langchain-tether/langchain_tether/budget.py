@@ -95,7 +95,7 @@ class TokenBudget:
         plan = plan_call(request, view.get("tether_stop"), self.settings, call)
         if plan.stop is not None:
             return plan, 0
-        spent = view.get("tether_usage")
+        spent = self.before(view, call)
         closing = call.closing
         tokens = self.request_tokens(plan.request)
         verdict = self._check(spent, closing, tokens)
@@ -147,12 +147,18 @@ class TokenBudget:
     ) -> dict[str, Any]:
         """The run's usage after the call. A reply a tether wrapper inside wrote in place of
         the model's spent nothing."""
-        spent = view.get("tether_usage")
+        spent = self.before(view, call)
         replies = [m for m in response.result if isinstance(m, AIMessage)]
         if not call.answered:
             for reply in replies:
                 spent = decisions.add_usage(spent, self.spent(reply, tokens))
+        call.spent, call.budgeted = spent, True
         return {"tether_usage": spent} if spent is not None else {}
+
+    def before(self, view: Any, call: ModelCall) -> Usage | None:
+        """What the run spent before this pass: the state's usage, or what the budget's last
+        pass in this call left (an answer the final-answer check sent back)."""
+        return call.spent if call.budgeted else view.get("tether_usage")
 
     def spent(self, reply: AIMessage, prompt: int) -> Usage:
         """What one call spent: the server's usage when it is plausible, else the count."""

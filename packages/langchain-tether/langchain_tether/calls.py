@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from tether.decisions import Proposal, StepRecord, ToolResult, Verdict
+from tether.decisions import Proposal, StepRecord, ToolResult, Usage, Verdict
 
 
 @dataclass
@@ -21,6 +21,8 @@ class ModelCall:
     closing: Verdict | None = None  # the cap whose last answer the request asks for
     answered: bool = False  # a tether wrapper answered in place of the model: nothing spent
     ended: bool = False  # a tether wrapper ended the run with this call's reply
+    spent: Usage | None = None  # the usage after the budget's last pass (an answer sent back
+    budgeted: bool = False  # is a second pass, whose update replaces the first's)
 
 
 @dataclass

@@ -6,14 +6,12 @@ a message's id, name, metadata or text, which a model server or a tool may set."
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings
 from tether.decisions import FAILURE_KINDS, StepRecord, StopFacts, Usage, Verdict
@@ -77,15 +75,13 @@ RUN: dict[str, Any] = {**dict.fromkeys(ENDS), "tether_step": 0, "tether_stop": N
 
 def starts_run(state: Mapping[str, Any]) -> bool:
     """This model call is a run's first: the conversation ends with the user's message (not a
-    summary SummarizationMiddleware wrote, nor the note the final-answer check sent an answer
-    back with, whose id the run's state holds). Within a run a model call follows tool
-    results, tether's note, or a resume that continues the run."""
+    summary SummarizationMiddleware wrote). Within a run a model call follows tool results,
+    or a resume that continues the run."""
     messages = state.get("messages") or []
     last = messages[-1] if messages else None
     return (
         isinstance(last, HumanMessage)
         and last.additional_kwargs.get("lc_source") != "summarization"
-        and not (last.id and last.id == state.get("tether_sent_back"))
     )
 
 
@@ -154,44 +150,6 @@ def stop_after(view: Any, settings: AgentSettings, also: list[StepRecord] = ()) 
     read the last step)."""
     facts = facts_of(view, also)
     return decisions.first_stop(facts, settings) if facts.history else None
-
-
-# --- a reply the loop cannot use -------------------------------------------------------------
-
-CUT_OFF = (
-    "your reply was cut off by the length limit before it ended, so it was not used; reply "
-    "again, shorter"
-)
-"""What a reply cut at ``max_tokens`` is recorded as (the loop's words: its step's summary)."""
-NOTES = (
-    "Your last reply could not be used: {quoted}. Call one tool with valid JSON arguments, or "
-    "reply with the answer.",
-    "Your last two replies were the same and neither could be used. Write a different reply "
-    "in the expected format. Sending it again ends the run.",
-)
-"""The loop's notes after a reply it cannot use, and after the same one twice in a row. Its
-words, which tether's public API does not give: tests/test_middleware_faces.py holds them to
-the loop's prompt."""
-
-
-def cut_off(reply: Any) -> bool:
-    """The reply was cut at ``max_tokens`` with no tool call: not an answer, a failed step."""
-    finish = reply.response_metadata.get("finish_reason") if isinstance(reply, AIMessage) else 0
-    return finish == "length" and not reply.tool_calls
-
-
-def unusable_note(facts: StopFacts, settings: AgentSettings) -> str | None:
-    """The loop's note when the last step was a reply it cannot use (a parse failure): what
-    was wrong, and, when the same reply once more would end the run (the stop rules asked of
-    it), that it would."""
-    last = facts.history[-1] if facts.history else None
-    if last is None or last["kind"] != "parse_failure":
-        return None
-    again = dataclasses.replace(facts, history=[*facts.history, last])
-    verdict = decisions.first_stop(again, settings)
-    ends = verdict is not None and verdict["cause"] == "same_reply"
-    note = NOTES[0].format(quoted=json.dumps(last["summary"], ensure_ascii=False))
-    return "\n".join([note, *NOTES[1:] * ends])
 
 
 # --- ending a run -----------------------------------------------------------------------------

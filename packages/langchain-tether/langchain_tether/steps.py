@@ -9,7 +9,6 @@ loop (where each step runs one call).
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from typing import Annotated, Any, NotRequired
 
@@ -28,14 +27,12 @@ from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
     counted,
-    cut_off,
     ending,
     facts_of,
     run_view,
     step_of,
     stop_after,
     streak,
-    unusable_note,
 )
 from langchain_tether.final import FinalAnswerCheck, fold_grounds
 from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
@@ -89,9 +86,8 @@ class TetherState(RepeatGuardState[lc.ResponseT]):
     """The run's task: the user's message that started it."""
     tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
     """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
-    tether_sent_back: NotRequired[Annotated[str | None, lc.PrivateStateAttr]]
-    """The id of the note an answer was sent back with in this run, kept in the conversation
-    after it (once: the next answer is taken as written)."""
+    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
+    """An answer was sent back in this run; the next is taken as written."""
     tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
@@ -155,9 +151,8 @@ class TetherMiddleware(
         self, request: lc.ModelRequest[Any], call: ModelCall
     ) -> tuple[Any, dict[str, Any], Plan]:
         """The run as this call sees it, the update that counts the call (and starts a run),
-        and the call with tether's notes (after a reply cut at ``max_tokens``, the loop's; the
-        failures') and its temperature; at a stop (or one the tools left pending), the last
-        answer's call, or none."""
+        and the call with the failures' note and its temperature; at a stop (or one the tools
+        left pending), the last answer's call, or none."""
         self.learn(request)
         view, update = run_view(request.state, self.fresh)
         facts = facts_of(view)
@@ -165,8 +160,6 @@ class TetherMiddleware(
         stop = decisions.first_stop(facts, self.settings) if facts.history else None
         verdict = view.get("tether_stop") or stop
         plan = plan_call(request, verdict, self.settings, call)
-        if note := unusable_note(facts, self.settings):
-            plan.request = with_note(plan.request, note, "unusable", call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
         calm = streak(list(facts.history), frozenset({"success"}))
@@ -189,7 +182,11 @@ class TetherMiddleware(
                 response, inner["guard"] = settled(view, handler(sent), call)
                 return response
 
-            response = _kept(self.budgeted(self.looked_first(view, plan.request), made), inner)
+            def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(self.budgeted(sent, made), inner)
+
+            response, sent_back = self.checked(view, plan.request, budgeted, call)
+            update |= {"tether_sent_back": True} if sent_back else {}
             return _joined(self.finished(plan, view, response, update), inner)
 
     async def awrap_model_call(
@@ -206,38 +203,34 @@ class TetherMiddleware(
                 response, inner["guard"] = settled(view, await handler(sent), call)
                 return response
 
-            sent = self.looked_first(view, plan.request)
-            response = _kept(await self.abudgeted(sent, made), inner)
+            async def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
+                return _kept(await self.abudgeted(sent, made), inner)
+
+            response, sent_back = await self.achecked(view, plan.request, budgeted, call)
+            update |= {"tether_sent_back": True} if sent_back else {}
             return _joined(self.finished(plan, view, response, update), inner)
 
     def finished(
         self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
     ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
         """The response; when it is the run's answer (a reply with no tool call that no
-        wrapper inside closed or ended the run with), a step as the loop takes it: a reply cut
-        at ``max_tokens``, or an answer the check sends back, is asked again at the next model
-        call (``jump_to``), where the stop rules judge it; any other ends the run as they say
+        wrapper inside closed or ended the run with), the run ends as the stop rules say
         after a final step (``answer``)."""
         reply = response.result[-1] if response.result else None
         call = plan.call
-        asked = plan.closing is not None or call.ended or call.closing is not None
-        if not isinstance(reply, AIMessage) or reply.tool_calls or asked:
-            return plan.finish(response, update)
-        step = step_of(view) + 1
-        record, note = self.judged(step, view, plan.request, reply)
-        if note is not None or cut_off(reply):
-            again: dict[str, Any] = {"tether_history": decisions.windowed([record], self.window)}
-            if note is not None:  # kept in the conversation after the answer: the model answers it
-                sent = HumanMessage(note, id=f"{NOTE_ID}check-{uuid.uuid4()}")
-                response = lc.ModelResponse([*response.result, sent], response.structured_response)
-                again["tether_sent_back"] = sent.id
-            return plan.finish(response, {**update, **again, "jump_to": "model"})
-        verdict = stop_after({**view, "tether_step": step}, self.settings, also=[record])
-        if verdict is None:
-            return plan.finish(response, update)
-        call.ended = True
-        update = {**update, **ending(verdict)}
-        return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))
+        answer = isinstance(reply, AIMessage) and not reply.tool_calls
+        if answer and plan.closing is None and not call.ended and call.closing is None:
+            final: Any = {"kind": "final", "thought": "", "answer": getattr(reply, "text", "")}
+            record = decisions.classify(step_of(view) + 1, final, None, None, self.settings)
+            after = {**view, "tether_step": step_of(view) + 1}
+            verdict = stop_after(after, self.settings, also=[record])
+            if verdict is not None:
+                update = {**update, **ending(verdict)}
+                call.ended = True
+                return lc.ExtendedModelResponse(
+                    model_response=response, command=Command(update=update)
+                )
+        return plan.finish(response, update)
 
     def tool_update(self, step: ToolStep) -> dict[str, Any]:
         """The call's step record, appended to the run's history; a failed call of a
@@ -253,8 +246,11 @@ def _kept(
     result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
 ) -> lc.ModelResponse[Any]:
     """The budget's response; the guard's update (``inner["guard"]``) and the budget's kept in
-    ``inner`` (the budget's applied after the guard's)."""
-    inner.update(inner.pop("guard", {}) | _update_of(result))
+    ``inner`` (the budget's applied after the guard's), replacing an earlier pass's (as
+    create_agent keeps an inner middleware's command of the last call only)."""
+    guard = inner.pop("guard", {})
+    inner.clear()
+    inner.update(guard | _update_of(result))
     return result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
 
 
