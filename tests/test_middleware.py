@@ -382,6 +382,18 @@ def test_a_premature_answer_is_sent_back_once_with_a_note_naming_the_tool(mode: 
     assert out.get("tether_status") == "completed"
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_with_human_in_the_loop_an_answer_sent_back_is_still_asked_again(mode: str) -> None:
+    """HumanInTheLoopMiddleware's after_model hook sits between the model call and any edge
+    that reads a ``jump_to``: an answer the check sends back is asked again all the same."""
+    replies = ["It has shipped.", "It has shipped, I am sure."]
+    hitl = HumanInTheLoopMiddleware(interrupt_on={"pay_order": True})
+    agent, model = agent_with(replies, [lookup_order], [hitl, *tether_middleware()])
+    out = run(agent, ask(), mode)
+    assert len(model.calls) == 2 and out["messages"][-1].text == "It has shipped, I am sure."
+    assert out.get("tether_status") == "completed"
+
+
 def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:
     """The second call of a step that sent an answer back is checked with the first one's
     usage counted, though the state does not hold it yet."""
