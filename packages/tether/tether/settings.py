@@ -85,7 +85,8 @@ class AgentSettings(BaseSettings):
         "best-matching tools offered (writes after a successful read; a tool whose id the "
         "context lacks, that just failed or that the operator rejected, withheld), results "
         "shortened, a final-answer step after a repeated successful call, temperature 0. "
-        "Unset: on for the embedded model, off for a server.",
+        "Unset: on for the embedded model, off for a server. Needs the local extra "
+        "(tether-local), which holds the profile.",
     )
     offered_tools: int | None = Field(
         None,

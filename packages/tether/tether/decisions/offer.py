@@ -1,27 +1,25 @@
 """What one step offers the model, decided in one place: :func:`step_offer`.
 
 The tools listed, which of them the model may not call now and why, whether only the final
-answer is offered, and which ids an id argument may take. Under the small-model profile
-:mod:`tether.decisions.small_model` decides each of these; otherwise a step lists every
-registered tool and withholds none. The output protocols (``tether.llm.protocols``) turn an
-:class:`Offer` into a prompt, a schema or tool bindings; they decide nothing about it.
+answer is offered, and which ids an id argument may take. The model profile in force
+(:mod:`tether.decisions.profile`: the small-model profile, or none) decides each of these;
+with none a step lists every registered tool (or the ``offered_tools`` best matches) and
+withholds none. The output protocols (``tether.llm.protocols``) turn an :class:`Offer` into
+a prompt, a schema or tool bindings; they decide nothing about it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.tools import BaseTool
 
-from tether.decisions import small_model
 from tether.decisions.final_check import first_lookup
+from tether.decisions.profile import NO_PROFILE, Grounded, ModelProfile, profile_for
 from tether.settings import AgentSettings
 from tether.state import AgentState
-
-Grounded = tuple[tuple[str, tuple[str, ...]], ...]
-"""Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
 
 
 @dataclass(frozen=True)
@@ -41,6 +39,8 @@ class Offer:
     calls_only: bool = False
     """No final answer is offered: the task names something a tool can look up and nothing
     has run yet (:func:`look_first`)."""
+    profile: ModelProfile = field(default=NO_PROFILE, compare=False, repr=False)
+    """The profile that decided this offer: it checks a call's ids against ``grounded``."""
 
     @property
     def callable(self) -> tuple[BaseTool, ...]:
@@ -61,16 +61,17 @@ class Offer:
             return f"is not callable at this step: {why}"
         if tool.name not in {t.name for t in self.tools}:
             return "is not offered at this step"
-        stray = small_model.stray_ids(arguments, self.grounded)
+        stray = self.profile.stray_ids(arguments, self.grounded)
         return f"names ids no task or successful result holds: {stray}" if stray else None
 
 
 def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:
     """What this step offers the model, from the state, the registered tools and the settings."""
-    offered = small_model.offered_tools(state, tools, settings)
-    grounded = small_model.grounded_ids(state, offered, settings)
-    withheld = small_model.withheld(state, offered, settings, grounded)
-    final_only = small_model.final_only(state, settings) or bool(state.get("closing"))
+    profile = profile_for(settings)
+    offered = profile.offered_tools(state, tools, settings)
+    grounded = profile.grounded_ids(state, offered, settings)
+    withheld = profile.withheld(state, offered, settings, grounded)
+    final_only = profile.final_only(state, settings) or bool(state.get("closing"))
     callable_now = [tool for tool in offered if tool.name not in withheld]
     return Offer(
         tools=tuple(offered),
@@ -79,6 +80,7 @@ def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSett
         grounded=grounded,
         withheld=tuple(sorted(withheld.items())),
         calls_only=not final_only and look_first(state, callable_now, settings),
+        profile=profile,
     )
 
 

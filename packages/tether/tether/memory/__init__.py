@@ -1,5 +1,6 @@
 """Dual-buffer memory: rendering the buffers into a prompt, and counting tokens."""
 
+from tether.memory.render import ResultView
 from tether.memory.tokens import (
     MESSAGE_OVERHEAD,
     OFFLINE_ENCODING,
@@ -11,6 +12,7 @@ from tether.memory.tokens import (
 __all__ = [
     "MESSAGE_OVERHEAD",
     "OFFLINE_ENCODING",
+    "ResultView",
     "TiktokenCounter",
     "TokenCounter",
     "count_messages",

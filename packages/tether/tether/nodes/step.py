@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from tether.decisions import notes, policy, small_model, stops
+from tether.decisions import notes, policy, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.final_check import record_result
 from tether.decisions.grounding import Grounds
 from tether.decisions.policy import NOT_AN_OUTCOME
+from tether.decisions.profile import profile_for
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
 from tether.memory.tokens import TokenCounter
@@ -199,7 +200,8 @@ def _result_entry(
         "result": result,
         "tokens": 0,
     }
-    entry["tokens"] = counter.count(result_text(entry, view=small_model.result_view(settings)))
+    view = profile_for(settings).result_view(settings)
+    entry["tokens"] = counter.count(result_text(entry, view=view))
     return windowed([entry], settings.tool_window)
 
 

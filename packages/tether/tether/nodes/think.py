@@ -13,7 +13,7 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
-from tether.decisions import policy, small_model
+from tether.decisions import policy
 from tether.decisions.final_check import check_final
 from tether.decisions.offer import step_offer
 from tether.decisions.replies import asks_user
@@ -79,7 +79,7 @@ class Think(Node):
             hints=[*state.get("hints", []), *prepared.protocol.notes(offer)],
             budget=policy.prompt_budget(state, settings),
             counter=self.deps.counter_for(settings),
-            view=small_model.result_view(settings),
+            view=offer.profile.result_view(settings),
             earlier=state.get("conversation", [])[:-1],  # the last is the task
         )
         if rendered.dropped_reasoning or rendered.cut_results or rendered.dropped_turns:
@@ -101,7 +101,7 @@ class Think(Node):
             if last_call := ask_at_cap(state, verdict, settings):
                 return last_call | {"hints": [*state.get("hints", []), *last_call["hints"]]}
             return end_run(state, _unasked(state.get("closing"), verdict))
-        temperature = small_model.sampling_temperature(state, settings)
+        temperature = offer.profile.sampling_temperature(state, settings)
         kwargs = {**prepared.call_kwargs, "temperature": temperature}
         return Call(step, prepared, rendered.messages, rendered.tokens, kwargs)
 

@@ -1,9 +1,14 @@
 """The small-model profile's decisions: which tools a step offers, which ids a call may
-name, when only the final answer is offered, and the sampling temperature.
+name, when only the final answer is offered, how a tool result is shown, and the sampling
+temperature.
 
 A weak model does better with fewer choices and no sampling noise; these functions decide
-that from the state and the settings, like every decision in :mod:`tether.decisions.policy`,
-and the model still writes every call and every answer itself.
+that from the state and the settings, like every decision of tether's loop, and the model
+still writes every call and every answer itself. They are tether's
+:class:`~tether.decisions.ModelProfile` as :data:`SMALL_PROFILE`, which this package
+registers as the ``small`` entry point of the ``tether.model_profiles`` group: the loop uses
+it while the ``small_model`` setting is on (unset, for the embedded model only), and the
+functions need not check the setting.
 """
 
 from __future__ import annotations
@@ -12,20 +17,14 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
-
-from tether.decisions.toolpick import select_tools
-from tether.memory.render import ResultView
-from tether.settings import AgentSettings
-from tether.state import AgentState, call_key
-from tether.tools.marks import has_side_effects
-
-if TYPE_CHECKING:
-    from tether.decisions.offer import Grounded
-
+from tether import AgentSettings
+from tether.decisions import AgentState, Grounded, ModelProfile, call_key, select_tools
+from tether.memory import ResultView
+from tether.tools import has_side_effects
 
 SMALL_MODEL_TOOLS = 4
 """Tools offered per step under the profile, when ``offered_tools`` is unset."""
@@ -34,28 +33,22 @@ SMALL_MODEL_RESULT_CHARS = 1000
 is unset."""
 
 
-def tool_limit(settings: AgentSettings) -> int | None:
-    """How many tools to offer each step (before used ones are added), or None for all."""
-    if settings.offered_tools is not None:
-        return settings.offered_tools
-    return SMALL_MODEL_TOOLS if settings.small_profile else None
+def tool_limit(settings: AgentSettings) -> int:
+    """How many tools to offer each step (before used ones are added)."""
+    return SMALL_MODEL_TOOLS if settings.offered_tools is None else settings.offered_tools
 
 
 def result_view(settings: AgentSettings) -> ResultView:
-    """How the prompt shows one tool result: under the profile a success as its data alone,
-    and at most ``result_chars`` characters (the profile's own cap when unset)."""
-    chars = settings.result_chars
-    if chars is None and settings.small_profile:
-        chars = SMALL_MODEL_RESULT_CHARS
-    return ResultView(chars=chars, bare=settings.small_profile)
+    """How the prompt shows one tool result: a success as its data alone, and at most
+    ``result_chars`` characters (the profile's own cap when unset)."""
+    chars = SMALL_MODEL_RESULT_CHARS if settings.result_chars is None else settings.result_chars
+    return ResultView(chars=chars, bare=True)
 
 
 def final_only(state: AgentState, settings: AgentSettings) -> bool:
-    """Small-model profile: offer only the final answer after the model repeated a call that
-    had already succeeded (its latest step that was not an unreadable reply), since the result
-    it needs is in hand. The model still writes the answer; the loop never does."""
-    if not settings.small_profile:
-        return False
+    """Offer only the final answer after the model repeated a call that had already
+    succeeded (its latest step that was not an unreadable reply), since the result it needs
+    is in hand. The model still writes the answer; the loop never does."""
     for record in reversed(state.get("history", [])):
         if record["kind"] == "parse_failure":
             continue
@@ -74,12 +67,12 @@ def offered_tools(
     """The tools this step lists: the best matches for the task, with every tool already run
     kept. Matched on the task alone, so the offer (the start of every prompt) stays the same
     from step to step and the server reuses its prompt cache; a forced final answer lists
-    them too, but its schema offers none of them (see :func:`final_only`). Under the
-    small-model profile the best match is listed last, next to the task: SmolLM2-135M
-    picked the right tool for the README's task that way, and a wrong one listed first."""
+    them too, but its schema offers none of them (see :func:`final_only`). The best match
+    is listed last, next to the task: SmolLM2-135M picked the right tool for the README's
+    task that way, and a wrong one listed first."""
     used = {entry["tool"] for entry in state.get("tool_buffer", [])}
     task = state.get("task", "")
-    return select_tools(tools, task, tool_limit(settings), used, ranked=settings.small_profile)
+    return select_tools(tools, task, tool_limit(settings), used, ranked=True)
 
 
 WITHHELD_WHY = {
@@ -94,16 +87,14 @@ WITHHELD_WHY = {
 def withheld(
     state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings, grounded: Grounded
 ) -> dict[str, str]:
-    """Small-model profile: the listed tools the model may not call at this step, and why
-    (listed still, so the prompt and the server's prompt cache stay as they were): every
-    write until a read has succeeded in the run (:func:`unread_writes`: look before you
-    change anything; a weak model reached for pay_order on a status question), a write the
-    operator rejected within the kept history (:func:`rejected_writes`), a tool whose
-    required id has no value in the context (:func:`ungrounded`), and the tool whose call
-    failed at the last step (asked again at temperature 0, the model proposes the same
-    call). Nothing is withheld when that would leave nothing to call."""
-    if not settings.small_profile:
-        return {}
+    """The listed tools the model may not call at this step, and why (listed still, so the
+    prompt and the server's prompt cache stay as they were): every write until a read has
+    succeeded in the run (:func:`unread_writes`: look before you change anything; a weak
+    model reached for pay_order on a status question), a write the operator rejected within
+    the kept history (:func:`rejected_writes`), a tool whose required id has no value in the
+    context (:func:`ungrounded`), and the tool whose call failed at the last step (asked
+    again at temperature 0, the model proposes the same call). Nothing is withheld when that
+    would leave nothing to call."""
     reasons: dict[str, str] = {}
     for name in just_failed(state):
         reasons[name] = WITHHELD_WHY["failed"]
@@ -169,14 +160,12 @@ def _tool_of(fingerprint: str | None) -> str:
 
 
 def grounded_ids(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Grounded:
-    """Small-model profile: for each id pattern an offered tool's arguments use, the ids of
-    that shape the task and the successful tool results hold, in order of appearance. The
-    step's schema then limits the argument to them: ids must be copied from the task or a
-    result (the tools' descriptions say so), and a weak model otherwise writes ids of the
-    right shape that name nothing. A pattern nothing in the context matches keeps its
-    pattern. Error messages are not a source: they may quote a wrong id back."""
-    if not settings.small_profile:
-        return ()
+    """For each id pattern an offered tool's arguments use, the ids of that shape the task
+    and the successful tool results hold, in order of appearance. The step's schema then
+    limits the argument to them: ids must be copied from the task or a result (the tools'
+    descriptions say so), and a weak model otherwise writes ids of the right shape that name
+    nothing. A pattern nothing in the context matches keeps its pattern. Error messages are
+    not a source: they may quote a wrong id back."""
     texts = [state.get("task", "")]
     texts += [
         json.dumps(entry["result"].get("data"), ensure_ascii=False, default=str)
@@ -264,5 +253,21 @@ def _ids_in(text: str, pattern: str) -> tuple[str, ...]:
 
 
 def sampling_temperature(state: AgentState, settings: AgentSettings) -> float:
-    """0 under the small-model profile (a weak model's samples wander); else the state's."""
-    return 0.0 if settings.small_profile else state.get("next_temperature", settings.temperature)
+    """0: a weak model's samples wander."""
+    return 0.0
+
+
+class SmallModelProfile:
+    """The functions above as one :class:`~tether.decisions.ModelProfile`."""
+
+    offered_tools = staticmethod(offered_tools)
+    grounded_ids = staticmethod(grounded_ids)
+    withheld = staticmethod(withheld)
+    final_only = staticmethod(final_only)
+    stray_ids = staticmethod(stray_ids)
+    result_view = staticmethod(result_view)
+    sampling_temperature = staticmethod(sampling_temperature)
+
+
+SMALL_PROFILE: ModelProfile = SmallModelProfile()
+"""The profile tether loads by the ``tether.model_profiles`` entry point ``small``."""
