@@ -117,6 +117,12 @@ def same_reply_note(ends_next: bool) -> str:
     )
 
 
+def cap_ending(reason: str, answer: str) -> str:
+    """A cap's reason, saying whether the last call, asked for the answer, gave one."""
+    got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
+    return f"{reason}; {got}" + ("" if answer else ", the reply gave none")
+
+
 def cap_note(cause: str) -> str:
     """The last call's note at a cap: no tools, the best answer from what is known, and why,
     by the stop's cause (:data:`tether.vocabulary.CAUSES`)."""

@@ -184,6 +184,34 @@ def stale_records(calls: Mapping[str, CallRecord], but: str | None = None) -> li
     ]
 
 
+def call_events(
+    calls: Mapping[str, CallRecord],
+    record: StepRecord,
+    result: ToolResult | None,
+    *,
+    ran: bool,
+    wrote: bool = False,
+) -> list[CallEvent]:
+    """What the step adds to the run's call memory (:func:`tether.state.record_calls`): the
+    call ran (``ran``: once per step), how it fared, what a success returned (as a note may
+    quote it), a note sent about proposing it again. A write's success (``wrote``) makes
+    every other success on record stale (:func:`stale_records`)."""
+    if not record["fingerprint"]:
+        return []
+    key = call_key(record["fingerprint"])
+    events: list[CallEvent] = [{"key": key, "ran": True}] if ran else []
+    if wrote and record["kind"] == "success":
+        events += stale_records(calls, but=key)
+    if record["kind"] not in NOT_AN_OUTCOME:
+        event: CallEvent = {"key": key, "outcome": record["kind"]}
+        if record["kind"] == "success" and result is not None:
+            event |= {"step": record["step"], "known": notes.plain_values(result.get("data"))}
+        events.append(event)
+    if record["kind"] == "recall":
+        events.append({"key": key, "noted": True})
+    return events
+
+
 def history_window(settings: AgentSettings) -> int:
     """How many step records the state keeps: enough for the breaker and the switch."""
     return max(HISTORY_KEPT, settings.breaker_failures + 1, settings.switch_after_failures)

@@ -9,12 +9,12 @@ Adding a rule is one function here, its entry in :data:`STOP_RULES` and its sett
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from tether.settings import AgentSettings
 from tether.state import StepRecord, Usage, Verdict
-from tether.vocabulary import Status, StopCause
+from tether.vocabulary import FAILURE_KINDS, Status, StopCause
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,21 @@ class StopFacts:
     """Tokens the run has spent."""
     tool_failures: Mapping[str, int] = field(default_factory=dict)
     """Failed calls of each registered tool over the run."""
+
+    @classmethod
+    def of_calls(
+        cls,
+        steps: int,
+        records: Sequence[StepRecord],
+        usage: Usage | None = None,
+        tool_failures: Mapping[str, int] | None = None,
+    ) -> StopFacts:
+        """The facts from call records where a reply's parallel calls share a step (the
+        create_agent middleware's): each step is its last failure when every call failed,
+        else its last call that did not fail, and the failure streak is counted from them."""
+        history = by_step(records)
+        failures = dict(tool_failures or {})
+        return cls(steps, history, streak(history, FAILURE_KINDS), usage, failures)
 
 
 StopRule = Callable[[StopFacts, AgentSettings], Verdict | None]
@@ -130,6 +145,28 @@ def first_stop(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
         if (verdict := rule(facts, settings)) is not None:
             return verdict
     return None
+
+
+def by_step(records: Sequence[StepRecord]) -> list[StepRecord]:
+    """One record per step: its last failure when every call failed, else its last call
+    that did not fail."""
+    steps: list[StepRecord] = []
+    for record in records:
+        if not steps or steps[-1]["step"] != record["step"]:
+            steps.append(record)
+        elif record["kind"] not in FAILURE_KINDS or steps[-1]["kind"] in FAILURE_KINDS:
+            steps[-1] = record
+    return steps
+
+
+def streak(steps: Sequence[StepRecord], kinds: Collection[str]) -> int:
+    """How many of the last steps in a row are of ``kinds``."""
+    count = 0
+    for record in reversed(steps):
+        if record["kind"] not in kinds:
+            break
+        count += 1
+    return count
 
 
 def same_reply(history: Sequence[StepRecord], times: int) -> bool:

@@ -55,10 +55,7 @@ def assess(
         hints.append(f"Rule {rule['rule']}: {rule['reason']}")
     if record["kind"] == "recall":
         hints.append(recall_hint(state, record, settings))
-    if same_reply(history, 2):
-        hints.append(notes.same_reply_note(ends_next=True))
-    if hint := switch_hint(history, failure_streak, settings):
-        hints.append(hint)
+    hints += hints_after(history, failure_streak, settings)
     facts = facts_after(state, history, failure_streak)
     verdict = _rule_stop(rule) or first_stop(facts, settings)
     return Assessment(
@@ -103,6 +100,16 @@ def temperature_for(success_streak: int, settings: AgentSettings) -> float:
     if success_streak >= settings.calm_after_successes:
         return settings.calm_temperature
     return settings.temperature
+
+
+def hints_after(
+    history: list[StepRecord], failure_streak: int, settings: AgentSettings
+) -> list[str]:
+    """The notes the run's last steps bring, whatever the step was: the same unusable reply
+    twice in a row (the next ends the run), and the failures' note (:func:`switch_hint`)."""
+    hints = [notes.same_reply_note(ends_next=True)] if same_reply(history, 2) else []
+    hint = switch_hint(history, failure_streak, settings)
+    return [*hints, hint] if hint else hints
 
 
 def switch_hint(

@@ -13,7 +13,8 @@ from tether._exports import lazy_getattr
 if TYPE_CHECKING:
     from tether.llm.model import make_chat_model
     from tether.llm.parsing import call_fingerprint
+    from tether.llm.protocols import NativeProtocol
 
-__all__ = ["call_fingerprint", "make_chat_model"]
+__all__ = ["NativeProtocol", "call_fingerprint", "make_chat_model"]
 
 __getattr__ = lazy_getattr(__name__, globals())

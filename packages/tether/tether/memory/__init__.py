@@ -7,6 +7,7 @@ from tether.memory.tokens import (
     TiktokenCounter,
     TokenCounter,
     count_messages,
+    tool_call_text,
 )
 
 __all__ = [
@@ -16,4 +17,5 @@ __all__ = [
     "TiktokenCounter",
     "TokenCounter",
     "count_messages",
+    "tool_call_text",
 ]

@@ -14,7 +14,6 @@ from tether.decisions import notes, policy, stops
 from tether.decisions import side_effects as effects
 from tether.decisions.final_check import record_result
 from tether.decisions.grounding import Grounds
-from tether.decisions.policy import NOT_AN_OUTCOME
 from tether.decisions.profile import profile_for
 from tether.llm.protocols import OutputProtocol
 from tether.memory.render import result_text
@@ -23,16 +22,13 @@ from tether.nodes.base import emit
 from tether.settings import AgentSettings
 from tether.state import (
     AgentState,
-    CallEvent,
     Proposal,
     RuleVerdict,
-    StepRecord,
     ToolResult,
     ToolResultEntry,
     Usage,
     Verdict,
     add_usage,
-    call_key,
     windowed,
 )
 
@@ -67,7 +63,9 @@ def close_step(
     outcome = stops.assess(state, record, rule, settings, note=note)
     update = _step_record(state, outcome, settings)
     if proposal["kind"] == "action":
-        update |= _call_memory(state, record, first_run, result, wrote=side_effects)
+        calls = state.get("calls", {})
+        events = policy.call_events(calls, record, result, ran=first_run, wrote=side_effects)
+        update |= {"calls": events} if events else {}
         if result is not None:
             update["tool_buffer"] = _result_entry(step, proposal, result, counter, settings)
             tool, arguments = proposal.get("tool", ""), proposal.get("arguments")
@@ -155,34 +153,6 @@ def ask_at_cap(state: AgentState, verdict: Verdict, settings: AgentSettings) -> 
         return {}
     emit(state.get("steps", 0), "decision", {"last_answer": verdict})
     return {"closing": verdict, "hints": [notes.cap_note(verdict["cause"])], "next": "think"}
-
-
-def _call_memory(
-    state: AgentState,
-    record: StepRecord,
-    first_run: bool,
-    result: ToolResult | None = None,
-    *,
-    wrote: bool = False,
-) -> dict[str, Any]:
-    """The ``calls`` update: the call ran (once per step), how it fared, what a success
-    returned (as a note may quote it), and a note sent about proposing it again. A write's
-    success makes every other success on record stale (:func:`policy.stale_records`)."""
-    fingerprint = record["fingerprint"]
-    if not fingerprint:
-        return {}
-    key = call_key(fingerprint)
-    events: list[CallEvent] = [{"key": key, "ran": True}] if first_run else []
-    if wrote and record["kind"] == "success":
-        events += policy.stale_records(state.get("calls", {}), but=key)
-    if record["kind"] not in NOT_AN_OUTCOME:
-        event: CallEvent = {"key": key, "outcome": record["kind"]}
-        if record["kind"] == "success" and result is not None:
-            event |= {"step": record["step"], "known": notes.plain_values(result.get("data"))}
-        events.append(event)
-    if record["kind"] == "recall":
-        events.append({"key": key, "noted": True})
-    return {"calls": events}
 
 
 def _result_entry(

@@ -15,12 +15,13 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langgraph.config import get_config
 from tether.decisions import policy
 from tether.decisions.final_check import check_final
+from tether.decisions.notes import cap_ending
 from tether.decisions.offer import step_offer
 from tether.decisions.replies import asks_user
 from tether.errors import ModelCallError
 from tether.llm.parsing import call_fingerprint
 from tether.memory.render import reasoning_text, render_prompt
-from tether.memory.tokens import TokenCounter, count_messages
+from tether.memory.tokens import TokenCounter, count_messages, tool_call_text
 from tether.nodes.base import Node, emit
 from tether.nodes.deps import Prepared
 from tether.nodes.step import ask_at_cap, close_step, end_run, grounds
@@ -195,8 +196,7 @@ class Think(Node):
     ) -> dict[str, Any]:
         """The run ends with the cap's verdict, and the answer the last call gave, if any."""
         answer = proposal.get("answer", "").strip() if proposal["kind"] == "final" else ""
-        got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
-        why = f"{closing['reason']}; {got}" + ("" if answer else ", the reply gave none")
+        why = cap_ending(closing["reason"], answer)
         spent: AgentState = {
             **state,
             "steps": call.step,
@@ -234,17 +234,13 @@ def checked_usage(
     would trip a run's budget at once or let it spend without limit.
     """
     meta: Any = reply.usage_metadata
-    output = counter.count(reply.text) + counter.count(_tool_call_text(reply))
+    output = counter.count(reply.text) + counter.count(tool_call_text(reply))
     problem = policy.usage_problem(meta, (call.prompt_tokens, output), settings.max_tokens)
     if problem is None:  # the server's figures add up (usage_problem checks it)
         sent, written = meta["input_tokens"], meta["output_tokens"]
     else:
         sent, written = count_messages(counter, call.messages), output
     return {"input_tokens": sent, "output_tokens": written, "total_tokens": sent + written}, problem
-
-
-def _tool_call_text(reply: AIMessage) -> str:
-    return " ".join(f"{c['name']} {c['args']}" for c in reply.tool_calls)
 
 
 def _call_detail(
