@@ -34,7 +34,7 @@ from langchain_tether import (
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 from tether import AgentSettings, ScriptExhaustedError, decisions, tool
-from tether.decisions import GateDecision
+from tether.decisions import GateDecision, cap_note
 from tether.testing import ScriptedChatModel
 
 from tests import forked
@@ -431,6 +431,37 @@ def test_an_answer_backed_by_a_lookup_is_taken() -> None:
     agent, model = agent_with(replies, [lookup_order], tether_middleware())
     out = agent.invoke(ask())
     assert len(model.calls) == 2 and out["messages"][-1].text == "ORD-2024-001 is paid."
+
+
+# --- a reply that cannot be used --------------------------------------------------------------
+CUT_OFF = AIMessage("Let me look up ORD-20", response_metadata={"finish_reason": "length"})
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_reply_that_cannot_be_used_is_asked_again_with_the_loops_note(mode: str) -> None:
+    """A reply cut at max_tokens, or an empty one, is not the run's answer: the model is asked
+    again in the same model call with the note the loop writes, and the run goes on."""
+    replies = [CUT_OFF, AIMessage(""), call("lookup_order", 1, order_id="ORD-2024-001")]
+    agent, model = agent_with(
+        [*replies, "ORD-2024-001 is paid."], [lookup_order], tether_middleware()
+    )
+    out = run(agent, ask(), mode)
+    assert len(model.calls) == 4 and runs["lookup_order"] == 1
+    notes = [m.text for m in model.calls[2].messages if str(m.id).startswith("tether-note-")]
+    assert len(notes) == 2 and all("Your last reply could not be used" in n for n in notes)
+    assert "cut off" in notes[0] and "empty reply" in notes[1]
+    assert out["tether_status"] == "completed" and answer_of(out) == "ORD-2024-001 is paid."
+
+
+def test_each_reply_asked_again_is_a_step_for_the_step_cap() -> None:
+    """Two model calls in one wrapper are two steps: with max_steps=2, the call after the
+    lookup is the cap's last answer, as in the loop."""
+    replies = [CUT_OFF, call("lookup_order", 1, order_id="ORD-2024-001"), "It is paid."]
+    settings = AgentSettings(max_steps=2)
+    agent, model = agent_with(replies, [lookup_order], tether_middleware(settings))
+    out = agent.invoke(ask())
+    assert out["tether_cause"] == "step_cap" and answer_of(out) == "It is paid."
+    assert model.calls[-1].messages[-1].text == cap_note("step_cap")
 
 
 # --- hostile text ----------------------------------------------------------------------------

@@ -94,14 +94,6 @@ SCENARIOS: dict[str, tuple[list[Any], list[Any], AgentSettings]] = {
     ),
 }
 """A run that each rule ends, by the rule's name."""
-NOT_ON_THE_MIDDLEWARE = {
-    "same_replies": "create_agent takes a reply with no tool call as the run's answer, and "
-    "tether's middleware judges it only as an answer: a reply cut at max_tokens (or one whose "
-    "only tool calls did not parse) is sent back at most once, by the final-answer check, and "
-    "the next is taken as written. Holding the rule needs the loop's unusable-reply step in "
-    "the model wrapper (re-asked with the loop's note, each a parse_failure step), not built "
-    "yet: docs/middleware.md, Limits",
-}
 CAUSES = {
     "answered": "answer",
     "repeated": "repeat",
@@ -140,15 +132,7 @@ def test_each_scenario_ends_the_loop_by_its_rule(rule: str) -> None:
     assert on_the_loop(replies, tools, settings)[1] == CAUSES[rule]
 
 
-@pytest.mark.parametrize(
-    "rule",
-    [
-        pytest.param(r, marks=pytest.mark.xfail(strict=True, reason=NOT_ON_THE_MIDDLEWARE[r]))
-        if r in NOT_ON_THE_MIDDLEWARE
-        else r
-        for r in (rule.__name__ for rule in STOP_RULES)
-    ],
-)
+@pytest.mark.parametrize("rule", [rule.__name__ for rule in STOP_RULES])
 def test_each_stop_rule_stops_both_faces_alike(rule: str) -> None:
     replies, tools, settings = SCENARIOS[rule]
     loop_calls, loop_cause, loop_last = on_the_loop(replies, tools, settings)

@@ -16,14 +16,31 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from tether import AgentSettings
 from tether.decisions import Usage, Verdict
-from tether.memory import MESSAGE_OVERHEAD, TiktokenCounter, TokenCounter, count_messages
+from tether.memory import (
+    MESSAGE_OVERHEAD,
+    TiktokenCounter,
+    TokenCounter,
+    count_messages,
+    tool_call_text,
+)
 
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, closed, plan_call
-from langchain_tether.common import RunState, run_view
+from langchain_tether.common import ModelResult, Outcome, Response, RunState, extended, run_view
+from langchain_tether.drive import Steps, adrive, drive
 
 ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
 AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
+Request = lc.ModelRequest[Any]
+ModelSteps = Steps[Request, Response, Outcome]
+"""A model hook's body (:mod:`langchain_tether.drive`)."""
+Made = Callable[[Request], Steps[Request, Response, Response]]
+"""How a wrapper's call is made: the request sent on, its response as the wrapper takes it."""
+
+
+def sent(request: Request) -> Steps[Request, Response, Response]:
+    """The request sent to the handler as it is: its response is the one taken."""
+    return (yield request)
 
 
 class KeptCounts:
@@ -62,30 +79,25 @@ class TokenBudget:
         self.texts = KeptCounts(self.counter)
         self._schemas: dict[str, tuple[BaseTool, int]] = {}
 
-    def budgeted(
-        self, request: lc.ModelRequest[Any], handler: ModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        """The call made within the budget (``handler`` makes it), or the stop in its place."""
-        with model_call() as call:
-            view, update = run_view(request.state, _fresh)
-            plan, tokens = self._plan(request, view, call)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            response = handler(plan.request)
-            return plan.finish(response, update | self._usage(view, response, tokens, call))
+    def model_steps(self, request: Request) -> ModelSteps:
+        """The model hook, for a sync or async handler alike (:mod:`langchain_tether.drive`)."""
+        return self.budget_steps(request, sent)
 
-    async def abudgeted(
-        self, request: lc.ModelRequest[Any], handler: AsyncModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        """:meth:`budgeted`, for an async handler."""
+    def wrap_model_call(self, request: Request, handler: ModelHandler) -> ModelResult:
+        return extended(drive(self.model_steps(request), handler))
+
+    async def awrap_model_call(self, request: Request, handler: AsyncModelHandler) -> ModelResult:
+        return extended(await adrive(self.model_steps(request), handler))
+
+    def budget_steps(self, request: lc.ModelRequest[Any], made: Made) -> ModelSteps:
+        """The call made within the budget (``made`` makes it), or the stop in its place."""
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
             plan, tokens = self._plan(request, view, call)
             stop = plan.stopped(update)
             if stop is not None:
                 return stop
-            response = await handler(plan.request)
+            response = yield from made(plan.request)
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
     def _plan(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> tuple[Plan, int]:
@@ -126,7 +138,7 @@ class TokenBudget:
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
-        calls = " ".join(call_text(m) for m in messages if isinstance(m, AIMessage))
+        calls = " ".join(tool_call_text(m) for m in messages if isinstance(m, AIMessage))
         schemas = sum(self.schema_tokens(tool) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
         return count_messages(self.texts, messages) + self.counter.count(calls) + schemas + overhead
@@ -162,7 +174,7 @@ class TokenBudget:
 
     def spent(self, reply: AIMessage, prompt: int) -> Usage:
         """What one call spent: the server's usage when it is plausible, else the count."""
-        written = self.texts.count(reply.text) + self.counter.count(call_text(reply))
+        written = self.texts.count(reply.text) + self.counter.count(tool_call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
             return cast(Usage, {key: meta[key] for key in Usage.__annotations__})
@@ -188,16 +200,6 @@ class TokenBudgetMiddleware(
         lc.AgentMiddleware.__init__(self)
         TokenBudget.__init__(self, settings, counter)
 
-    def wrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        return self.budgeted(request, handler)
-
-    async def awrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        return await self.abudgeted(request, handler)
-
 
 def _fresh(state: Any) -> dict[str, Any]:
     """The budget's field as a run starts."""
@@ -207,11 +209,3 @@ def _fresh(state: Any) -> dict[str, Any]:
 def schema_text(tool: BaseTool | dict[str, Any]) -> str:
     """The tool's schema as the model is sent it (OpenAI's JSON)."""
     return json.dumps(convert_to_openai_tool(tool), ensure_ascii=False)
-
-
-def call_text(message: AIMessage) -> str:
-    """The message's tool calls as text: each name and its arguments' JSON."""
-    return " ".join(
-        f"{c['name']} {json.dumps(c['args'], ensure_ascii=False, default=str)}"
-        for c in message.tool_calls
-    )

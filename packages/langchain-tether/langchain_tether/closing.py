@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import ExtendedModelResponse, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ModelRequest, ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage, ToolCall
-from langgraph.types import Command
 from tether import STATUSES, AgentSettings
 from tether.decisions import Proposal, Verdict
 
 from langchain_tether.calls import ModelCall
-from langchain_tether.common import NOTE_ID, ending, responded
+from langchain_tether.common import NOTE_ID, Outcome, ending, responded
 
 STOP_ID = f"{NOTE_ID}stop-"
 """Ids of the run's last message when tether ends it without an answer (for readers)."""
@@ -61,8 +60,7 @@ def answered(
         messages[replies[-1]] = plain if taken else stop_message(verdict["status"])
     else:
         messages.append(stop_message(verdict["status"]))
-    got = "an answer was asked for at the cap" if answer else "asked at the cap for an answer"
-    reason = f"{verdict['reason']}; {got}" + ("" if answer else ", the reply gave none")
+    reason = decisions.cap_ending(verdict["reason"], answer)
     reason += decisions.unknown_outcome_note(unresolved)
     call.ended = True
     result = ModelResponse(result=messages, structured_response=response.structured_response)
@@ -76,16 +74,13 @@ def stopped(
     *,
     unasked: bool = False,
     unresolved: Proposal | None = None,
-) -> ExtendedModelResponse[Any]:
+) -> Outcome:
     """The model is not called: the run ends on ``verdict`` with tether's stop message.
     ``unasked``: at a cap whose last answer's call does not fit either."""
     reason = verdict["reason"] + ("; no room left to ask for an answer" if unasked else "")
     reason += decisions.unknown_outcome_note(unresolved)
     call.answered = call.ended = True
-    return ExtendedModelResponse(
-        model_response=ModelResponse(result=[stop_message(verdict["status"])]),
-        command=Command(update={**update, **ending(verdict, reason)}),
-    )
+    return ModelResponse([stop_message(verdict["status"])]), {**update, **ending(verdict, reason)}
 
 
 def replay_call(unresolved: Proposal) -> AIMessage:
@@ -113,7 +108,7 @@ class Plan:
     unasked: bool = False
     capped: Verdict | None = None
 
-    def stopped(self, update: dict[str, Any]) -> ExtendedModelResponse[Any] | None:
+    def stopped(self, update: dict[str, Any]) -> Outcome | None:
         """The reply that replaces the call, if it is not made: before a stop (or the last
         answer's call) while a write's outcome is unknown, that write's replay, once
         (:func:`tether.decisions.must_resolve_first`); else the stop."""
@@ -126,22 +121,17 @@ class Plan:
             assert unresolved is not None
             self.call.answered = True
             self.call.closing = None
-            replay = ModelResponse(result=[replay_call(unresolved)])
-            command: Command[Any] = Command(update={**update, "tether_resolving": True})
-            return ExtendedModelResponse(model_response=replay, command=command)
+            return ModelResponse([replay_call(unresolved)]), {**update, "tether_resolving": True}
         if self.stop is None:
             return None
         return stopped(self.stop, update, self.call, unasked=self.unasked, unresolved=unresolved)
 
-    def finish(
-        self, response: ModelResponse[Any], update: dict[str, Any]
-    ) -> ExtendedModelResponse[Any] | ModelResponse[Any]:
+    def finish(self, response: ModelResponse[Any], update: dict[str, Any]) -> Outcome:
         """The response with this wrapper's update (and the cap's ending, if it closed; the
         budget's stop in its place, if its reply, capped at what was left, calls a tool)."""
         if self.closing is not None and not self.call.ended:
             response, ends = answered(response, self.closing, self.call, self.unresolved())
-            update = {**update, **ends}
-            return ExtendedModelResponse(model_response=response, command=Command(update=update))
+            return response, {**update, **ends}
         reply = response.result[-1] if response.result else None
         if self.capped is not None and isinstance(reply, AIMessage) and reply.tool_calls:
             return stopped(

@@ -14,13 +14,18 @@ from langchain.agents.middleware import types as lc
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings
-from tether.decisions import FAILURE_KINDS, StepRecord, StopFacts, Usage, Verdict
+from tether.decisions import StepRecord, StopFacts, Usage, Verdict
 
 from langchain_tether.calls import ModelCall
 
 NOTE_ID = "tether-note-"
 """Ids of the messages tether adds to a model request, so a reader of the run can tell them
 (:func:`langchain_tether.answer_of`); nothing tether decides reads them."""
+Response = lc.ModelResponse[Any]
+ModelResult = Response | lc.ExtendedModelResponse[Any]
+Outcome = tuple[Response, dict[str, Any]]
+"""A model call as a tether wrapper ends it: the response and the state update beside it
+(:func:`extended` makes the hook's return of it)."""
 ENDS = ("tether_status", "tether_cause", "tether_reason")
 """The fields a run's end writes (:func:`ending`)."""
 
@@ -110,39 +115,12 @@ def counted(view: Any) -> dict[str, Any]:
 # --- the stop rules' facts --------------------------------------------------------------------
 
 
-def by_step(history: list[StepRecord]) -> list[StepRecord]:
-    """One record per step: its last failure when every call failed, else its last call
-    that did not fail (a reply's parallel calls are one step here)."""
-    steps: list[StepRecord] = []
-    for record in history:
-        if not steps or steps[-1]["step"] != record["step"]:
-            steps.append(record)
-        elif record["kind"] not in FAILURE_KINDS or steps[-1]["kind"] in FAILURE_KINDS:
-            steps[-1] = record
-    return steps
-
-
-def streak(steps: list[StepRecord], kinds: frozenset[str]) -> int:
-    """How many of the last steps in a row are of ``kinds``."""
-    count = 0
-    for record in reversed(steps):
-        if record["kind"] not in kinds:
-            break
-        count += 1
-    return count
-
-
 def facts_of(view: Any, also: list[StepRecord] = ()) -> StopFacts:  # type: ignore[assignment]
     """The stop rules' facts from the run's private fields (``also``: records of a call now
     ending, not in the state yet)."""
-    steps = by_step([*(view.get("tether_history") or []), *also])
-    return StopFacts(
-        steps=step_of(view),
-        history=steps,
-        failure_streak=streak(steps, FAILURE_KINDS),
-        usage=view.get("tether_usage"),
-        tool_failures=dict(view.get("tether_tool_failures") or {}),
-    )
+    records = [*(view.get("tether_history") or []), *also]
+    failures = view.get("tether_tool_failures")
+    return StopFacts.of_calls(step_of(view), records, view.get("tether_usage"), failures)
 
 
 def stop_after(view: Any, settings: AgentSettings, also: list[StepRecord] = ()) -> Verdict | None:  # type: ignore[assignment]
@@ -161,13 +139,17 @@ def ending(verdict: Verdict, reason: str | None = None) -> dict[str, Any]:
     return dict(zip(ENDS, (verdict["status"], verdict["cause"], text), strict=True))
 
 
-def responded(
-    response: lc.ModelResponse[Any], update: dict[str, Any], call: ModelCall
-) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+def responded(response: Response, update: dict[str, Any], call: ModelCall) -> Outcome:
     """The response with a wrapper's update. When a wrapper inside ended the run (the call's
     record says so), the blank status a new run starts with is not written over it."""
     if call.ended:
         update = {k: v for k, v in update.items() if k not in ENDS}
+    return response, update
+
+
+def extended(outcome: Outcome) -> ModelResult:
+    """A model hook's return: the response, with the update as its command (if any)."""
+    response, update = outcome
     if not update:
         return response
     return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))

@@ -1,11 +1,13 @@
-"""The final-answer check: an answer that skipped a lookup the task names, states values no
-result holds, or leaves undone a change the task asked for, is sent back once with a note;
-the second answer is taken as written."""
+"""A reply asked again within its model call, as the loop asks at its next step: one that
+cannot be used (the loop's parse failure), with the loop's note, until a stop rule ends the
+run; and, once, an answer the final-answer check sends back (it skipped a lookup the task
+names, states values no result holds, or leaves undone a change the task asked for)."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import tether.decisions as decisions
@@ -14,12 +16,48 @@ from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
 from langgraph.types import Overwrite
 from tether import AgentSettings
+from tether.decisions import Proposal, StepRecord, StopFacts, Verdict
 from tether.decisions.grounding import heard
+from tether.llm import NativeProtocol
 
-from langchain_tether.budget import AsyncModelHandler, ModelHandler
+from langchain_tether.budget import Made
 from langchain_tether.calls import ModelCall
-from langchain_tether.common import NOTE_ID
+from langchain_tether.common import NOTE_ID, facts_of, step_of
+from langchain_tether.drive import Steps
 from langchain_tether.tooling import ToolStep
+
+NATIVE = NativeProtocol()
+"""How the loop reads a reply of a server's own tool calls, and its note on one it cannot use."""
+
+
+@dataclass
+class Asked:
+    """A step's model calls, as :meth:`FinalAnswerCheck.asking` made them."""
+
+    request: Any = None  # the last request, with its reply: where a stop's last call goes on
+    response: Any = None  # every reply of the step and the notes between them, in order
+    calls: int = 0  # model calls made (each a step of the run, as in the loop)
+    records: list[StepRecord] = field(default_factory=list)  # the unusable replies' records
+    verdict: Verdict | None = None  # a stop rule's, on an unusable reply
+    sent_back: bool = False  # the check sent an answer back
+
+    def judged(
+        self, view: Any, proposal: Proposal, settings: AgentSettings
+    ) -> tuple[StepRecord, StopFacts]:
+        """The step's last reply as ``proposal`` (its record), and the stop rules' facts then."""
+        step = step_of(view) + self.calls
+        record = decisions.classify(step, proposal, None, None, settings)
+        return record, facts_of({**view, "tether_step": step}, also=[*self.records, record])
+
+    def update(self, view: Any, window: int) -> dict[str, Any]:
+        """The run's fields after the step (the history whole: a run's first step replaces
+        what the last run left)."""
+        update: dict[str, Any] = {"tether_step": step_of(view) + self.calls}
+        update |= {"tether_sent_back": True} if self.sent_back else {}
+        if self.records:
+            history = [*(view.get("tether_history") or []), *self.records]
+            update["tether_history"] = history[-window:]
+        return update
 
 
 def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
@@ -96,30 +134,53 @@ class FinalAnswerCheck:
             return request
         return request.override(tool_choice="required")
 
-    def checked(
-        self, view: Any, request: lc.ModelRequest[Any], handler: ModelHandler, call: ModelCall
-    ) -> tuple[lc.ModelResponse[Any], bool]:
-        """The step's response: the model's reply, or the reply, the note and the second
-        reply when it was sent back (and whether it was)."""
-        request = self.looked_first(view, request)
-        response = handler(request)
-        note = self.note(view, request, response, call)
-        if note is None:
-            return response, False
-        again, sent = _sent_back(request, response, note)
-        return _joined(response, sent, handler(again)), True
+    def asking(
+        self, view: Any, request: lc.ModelRequest[Any], call: ModelCall, passes: Made
+    ) -> Steps[lc.ModelRequest[Any], lc.ModelResponse[Any], Asked]:
+        """The step's model calls (``passes`` makes each): a reply that cannot be used is
+        asked again with the loop's note, each time a step of its own, until a stop rule ends
+        the run (:meth:`unusable`); an answer the check sends back is asked again once. The
+        replies and notes stay in the conversation: the model answers them."""
+        request, asked = self.looked_first(view, request), Asked()
+        kept: list[Any] = []
+        while True:
+            response = yield from passes(request)
+            asked.calls += 1
+            note = self.unusable(view, response, call, asked)
+            if note is None and asked.verdict is None and not asked.sent_back:
+                note = self.note(view, request, response, call)
+                asked.sent_back = note is not None
+            messages: list[Any] = [*request.messages, *response.result]
+            request, result = request.override(messages=messages), [*kept, *response.result]
+            if note is None:
+                asked.request = request
+                asked.response = lc.ModelResponse(result, response.structured_response)
+                return asked
+            sent = HumanMessage(note, id=f"{NOTE_ID}again-{uuid.uuid4()}")
+            kept = [*result, sent]
+            request = request.override(messages=[*request.messages, sent])
 
-    async def achecked(
-        self, view: Any, request: lc.ModelRequest[Any], handler: AsyncModelHandler, call: ModelCall
-    ) -> tuple[lc.ModelResponse[Any], bool]:
-        """:meth:`checked`, for an async handler."""
-        request = self.looked_first(view, request)
-        response = await handler(request)
-        note = self.note(view, request, response, call)
-        if note is None:
-            return response, False
-        again, sent = _sent_back(request, response, note)
-        return _joined(response, sent, await handler(again)), True
+    def unusable(
+        self, view: Any, response: lc.ModelResponse[Any], call: ModelCall, asked: Asked
+    ) -> str | None:
+        """The note a reply is asked again with when it cannot be used (no tool call, and cut
+        off at ``max_tokens``, empty, or its tool calls unreadable: the loop's parse failure),
+        as the loop writes it; None for a usable reply, or when a stop rule ends the run on
+        it (``asked.verdict``)."""
+        reply = response.result[-1] if response.result else None
+        if not isinstance(reply, AIMessage) or reply.tool_calls or call.closing or call.ended:
+            return None
+        truncated = reply.response_metadata.get("finish_reason") == "length"
+        proposal = NATIVE.parse(reply, truncated=truncated)
+        if proposal["kind"] != "invalid":
+            return None
+        record, facts = asked.judged(view, proposal, self.settings)
+        asked.records.append(record)
+        asked.verdict = decisions.first_stop(facts, self.settings)
+        if asked.verdict is not None:
+            return None
+        hints = decisions.hints_after(list(facts.history), facts.failure_streak, self.settings)
+        return "\n\n".join([NATIVE.failure_note(asked.records[-1]["summary"]), *hints])
 
     def learn(self, request: lc.ModelRequest[Any]) -> None:
         """The tools of a request, for the check when the agent's were not given."""
@@ -140,23 +201,3 @@ class FinalAnswerCheck:
             "result": step.result,
         }
         return {"tether_grounds": call}
-
-
-def _sent_back(
-    request: lc.ModelRequest[Any], response: lc.ModelResponse[Any], note: str
-) -> tuple[lc.ModelRequest[Any], HumanMessage]:
-    """The request that asks again: the answer, then the note (kept in the conversation,
-    since the model answers it)."""
-    reply = response.result[-1]
-    sent = HumanMessage(note, id=f"{NOTE_ID}check-{reply.id or uuid.uuid4()}")
-    messages: list[Any] = [*request.messages, *response.result, sent]
-    return request.override(messages=messages), sent
-
-
-def _joined(
-    first: lc.ModelResponse[Any], sent: HumanMessage, again: lc.ModelResponse[Any]
-) -> lc.ModelResponse[Any]:
-    """Both answers and the note between them, as the step's messages."""
-    return lc.ModelResponse(
-        result=[*first.result, sent, *again.result], structured_response=again.structured_response
-    )

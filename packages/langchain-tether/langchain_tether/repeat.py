@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import uuid
-import weakref
 from typing import Annotated, Any, NotRequired
 
 import tether.decisions as decisions
@@ -20,12 +18,9 @@ from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from tether import AgentSettings
 from tether.decisions import (
-    NOT_AN_OUTCOME,
-    CallEvent,
     CallRecord,
     GateDecision,
     Proposal,
-    StepRecord,
     ToolResult,
     Verdict,
 )
@@ -38,7 +33,6 @@ from langchain_tether.common import RunState, ending, latest, step_of, stop_afte
 from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"  # the same reply made the same call earlier
-SAME_ID = "has the id of another call of the same reply"  # ids must be unique
 UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
@@ -127,8 +121,6 @@ class RepeatGuardMiddleware(
         super().__init__()
         self.settings = settings or AgentSettings()
         self._rng = random.Random()  # the jitter of a write's replay in place
-        self._claims: dict[int, tuple[weakref.ref[AIMessage], set[str]]] = {}
-        self._lock = threading.Lock()
 
     # --- before the call: the gate --------------------------------------------------------
 
@@ -143,8 +135,6 @@ class RepeatGuardMiddleware(
         reply = _reply_of(request)
         if _earlier_twin(request, reply, proposal["fingerprint"]):
             return GateDecision("refuse", TWIN)
-        if not self._claimed(request, reply):
-            return GateDecision("refuse", SAME_ID)
         decided = decisions.gate(view, proposal, request.tool, self.settings)
         if decided.gate not in ("run", "approve"):
             return decided
@@ -152,24 +142,6 @@ class RepeatGuardMiddleware(
         if _writes(request) and record is not None and record["outcomes"][-1:] == ["success"]:
             return GateDecision("recall")
         return GateDecision("run")
-
-    def _claimed(self, request: ToolCallRequest, reply: AIMessage | None) -> bool:
-        """This call is the first of its reply to run under its id (parallel calls run in
-        threads of one process: the claim is held for the reply's message while it lives)."""
-        call_id = request.tool_call["id"]
-        if reply is None or call_id is None:
-            return True
-        if sum(1 for c in reply.tool_calls if c["id"] == call_id) < 2:
-            return True
-        with self._lock:
-            kept = self._claims.get(id(reply))
-            if kept is None or kept[0]() is not reply:
-                self._claims = {k: v for k, v in self._claims.items() if v[0]() is not None}
-                kept = self._claims[id(reply)] = (weakref.ref(reply), set())
-            if call_id in kept[1]:
-                return False
-            kept[1].add(call_id)
-            return True
 
     def tool_answer(self, request: ToolCallRequest, call: ToolCallRecord) -> ToolResponse | None:
         """The answer to a call that is not run, with its state update; None to run it. A
@@ -196,9 +168,7 @@ class RepeatGuardMiddleware(
         record = decisions.classify(step, gated, None, None, self.settings)
         if decided.gate == "recall":
             note = decisions.recall_hint(view, record, self.settings)
-            events: list[CallEvent] = [
-                {"key": decisions.call_key(proposal["fingerprint"]), "noted": True}
-            ]
+            events = decisions.call_events(view["calls"], record, None, ran=False)
             return _answered(request, note, "recall", {"tether_calls": events})
         verdict = stop_after(request.state, self.settings, also=[record])
         text = f"{_named(proposal)} was not run: it was proposed again after the note."
@@ -240,14 +210,33 @@ class RepeatGuardMiddleware(
         request = step.request
         record = step.record(self.settings)
         view, proposal = _view(request.state), proposal_of(request, step.call)
-        events = _events(record, step.result)
-        if _writes(request) and record["kind"] == "success":  # what was read may have changed
-            events = decisions.stale_records(view["calls"], but=events[0]["key"]) + events
+        events = decisions.call_events(
+            view["calls"], record, step.result, ran=True, wrote=_writes(request)
+        )
         update: dict[str, Any] = {"tether_calls": events}
         unresolved = decisions.unresolved_after(view, proposal, record, _writes(request))
         if unresolved != view.get("unresolved"):
             update["tether_unresolved"] = unresolved
         return update
+
+
+def unique_ids(response: lc.ModelResponse[Any]) -> lc.ModelResponse[Any]:
+    """The response with each tool call of its reply under an id of its own. Calls are
+    answered by id: a second call under a taken id would run apart from the first's record
+    (the same write twice); under its own id, it is that call's twin, refused as such."""
+    reply = response.result[-1] if response.result else None
+    if not isinstance(reply, AIMessage):
+        return response
+    seen: set[str | None] = set()
+    calls = []
+    for call in reply.tool_calls:
+        taken = call["id"] in seen
+        seen.add(call["id"])
+        calls.append({**call, "id": f"tether-{uuid.uuid4().hex}"} if taken else call)
+    if len(seen) == len(calls):
+        return response
+    kept = reply.model_copy(update={"tool_calls": calls})
+    return lc.ModelResponse([*response.result[:-1], kept], response.structured_response)
 
 
 def _writes(request: ToolCallRequest) -> bool:
@@ -295,17 +284,6 @@ def _named(proposal: Proposal) -> str:
 def _view(state: Any) -> Any:
     """The part of the loop's state the gate reads, from this middleware's fields."""
     return {"calls": state.get("tether_calls") or {}, "unresolved": state.get("tether_unresolved")}
-
-
-def _events(record: StepRecord, outcome: ToolResult) -> list[CallEvent]:
-    key = decisions.call_key(record["fingerprint"] or "")
-    events: list[CallEvent] = [{"key": key, "ran": True}]
-    if record["kind"] not in NOT_AN_OUTCOME:
-        event: CallEvent = {"key": key, "outcome": record["kind"]}
-        if record["kind"] == "success":
-            event |= {"step": record["step"], "known": decisions.plain_values(outcome.get("data"))}
-        events.append(event)
-    return events
 
 
 def _answered(

@@ -16,28 +16,29 @@ import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.tools import BaseTool
-from langgraph.types import Command, Overwrite
+from langgraph.types import Overwrite
 from tether import AgentSettings, ToolStats
 from tether.decisions import FAILURE_KINDS
 from tether.memory import TokenCounter
 
-from langchain_tether.budget import AsyncModelHandler, ModelHandler, TokenBudget
+from langchain_tether.budget import ModelSteps, TokenBudget
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import (
     NOTE_ID,
+    Outcome,
     counted,
     ending,
     facts_of,
     run_view,
-    step_of,
-    stop_after,
-    streak,
 )
-from langchain_tether.final import FinalAnswerCheck, fold_grounds
-from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled
+from langchain_tether.drive import Steps
+from langchain_tether.final import Asked, FinalAnswerCheck, fold_grounds
+from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled, unique_ids
 from langchain_tether.tooling import ToolHooks, ToolStep
 
+Request = lc.ModelRequest[Any]
+Response = lc.ModelResponse[Any]
 CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
@@ -162,15 +163,15 @@ class TetherMiddleware(
         plan = plan_call(request, verdict, self.settings, call)
         if hint:
             plan.request = with_note(plan.request, hint, "failures", call)
-        calm = streak(list(facts.history), frozenset({"success"}))
+        calm = decisions.streak(facts.history, {"success"})
         temperature = decisions.temperature_for(calm, self.settings)
         settings = {**plan.request.model_settings, "temperature": temperature}
         plan.request = plan.request.override(model_settings=settings)
         return view, update | counted(view), plan
 
-    def wrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: ModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+    def model_steps(self, request: lc.ModelRequest[Any]) -> ModelSteps:
+        """The model hook, for a sync or async handler alike (:mod:`langchain_tether.drive`):
+        the stop rules before the call, the step's calls (:meth:`asking`), a stop they end in."""
         with model_call() as call:
             view, update, plan = self.prepared(request, call)
             stop = plan.stopped(update)
@@ -178,58 +179,50 @@ class TetherMiddleware(
                 return stop
             inner: dict[str, Any] = {}
 
-            def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                response, inner["guard"] = settled(view, handler(sent), call)
+            def made(sent: Request) -> Steps[Request, Response, Response]:
+                response, guard = settled(view, (yield sent), call)
+                inner.update(guard)
                 return response
 
-            def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                return _kept(self.budgeted(sent, made), inner)
-
-            response, sent_back = self.checked(view, plan.request, budgeted, call)
-            update |= {"tether_sent_back": True} if sent_back else {}
-            return _joined(self.finished(plan, view, response, update), inner)
-
-    async def awrap_model_call(
-        self, request: lc.ModelRequest[lc.ContextT], handler: AsyncModelHandler
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-        with model_call() as call:
-            view, update, plan = self.prepared(request, call)
-            stop = plan.stopped(update)
-            if stop is not None:
-                return stop
-            inner: dict[str, Any] = {}
-
-            async def made(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                response, inner["guard"] = settled(view, await handler(sent), call)
+            def passes(sent: Request) -> Steps[Request, Response, Response]:
+                inner.clear()  # a later pass's updates replace an earlier's
+                response, budget = yield from self.budget_steps(sent, made)
+                inner.update(budget)
                 return response
 
-            async def budgeted(sent: lc.ModelRequest[Any]) -> lc.ModelResponse[Any]:
-                return _kept(await self.abudgeted(sent, made), inner)
+            asked = yield from self.asking(view, plan.request, call, passes)
+            update |= asked.update(view, self.window)
+            if asked.verdict is None:
+                response, update = self.finished(plan, view, asked, update)
+                response = unique_ids(response)
+            else:
+                later = plan_call(asked.request, asked.verdict, self.settings, call)
+                ended = later.stopped(update)
+                if ended is None:  # a cap: the last answer's call
+                    ended = later.finish((yield from passes(later.request)), update)
+                response, update = ended
+                response = lc.ModelResponse([*asked.response.result, *response.result])
+            return response, {
+                **inner,
+                **update,
+            }  # applied after the inner ones, as create_agent does
 
-            response, sent_back = await self.achecked(view, plan.request, budgeted, call)
-            update |= {"tether_sent_back": True} if sent_back else {}
-            return _joined(self.finished(plan, view, response, update), inner)
-
-    def finished(
-        self, plan: Plan, view: Any, response: lc.ModelResponse[Any], update: dict[str, Any]
-    ) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
+    def finished(self, plan: Plan, view: Any, asked: Asked, update: dict[str, Any]) -> Outcome:
         """The response; when it is the run's answer (a reply with no tool call that no
         wrapper inside closed or ended the run with), the run ends as the stop rules say
         after a final step (``answer``)."""
+        response = asked.response
         reply = response.result[-1] if response.result else None
         call = plan.call
         answer = isinstance(reply, AIMessage) and not reply.tool_calls
         if answer and plan.closing is None and not call.ended and call.closing is None:
             final: Any = {"kind": "final", "thought": "", "answer": getattr(reply, "text", "")}
-            record = decisions.classify(step_of(view) + 1, final, None, None, self.settings)
-            after = {**view, "tether_step": step_of(view) + 1}
-            verdict = stop_after(after, self.settings, also=[record])
+            verdict = decisions.first_stop(
+                asked.judged(view, final, self.settings)[1], self.settings
+            )
             if verdict is not None:
-                update = {**update, **ending(verdict)}
                 call.ended = True
-                return lc.ExtendedModelResponse(
-                    model_response=response, command=Command(update=update)
-                )
+                return response, {**update, **ending(verdict)}
         return plan.finish(response, update)
 
     def tool_update(self, step: ToolStep) -> dict[str, Any]:
@@ -240,33 +233,3 @@ class TetherMiddleware(
         if record["kind"] in FAILURE_KINDS and "tool" in record:
             update["tether_tool_failures"] = record["tool"]
         return update | self.grounds_update(step) | stats_update(step)
-
-
-def _kept(
-    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
-) -> lc.ModelResponse[Any]:
-    """The budget's response; the guard's update (``inner["guard"]``) and the budget's kept in
-    ``inner`` (the budget's applied after the guard's), replacing an earlier pass's (as
-    create_agent keeps an inner middleware's command of the last call only)."""
-    guard = inner.pop("guard", {})
-    inner.clear()
-    inner.update(guard | _update_of(result))
-    return result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
-
-
-def _joined(
-    result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any], inner: dict[str, Any]
-) -> lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]:
-    """The response with the budget's update under this middleware's own (applied after it,
-    as create_agent applies an outer middleware's command after an inner one's)."""
-    if not inner:
-        return result
-    response = result.model_response if isinstance(result, lc.ExtendedModelResponse) else result
-    update = {**inner, **_update_of(result)}
-    return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))
-
-
-def _update_of(result: lc.ModelResponse[Any] | lc.ExtendedModelResponse[Any]) -> dict[str, Any]:
-    command = result.command if isinstance(result, lc.ExtendedModelResponse) else None
-    update = command.update if command is not None else None
-    return update if isinstance(update, dict) else {}

@@ -25,6 +25,7 @@ from tether.tools import ToolOutput
 
 from langchain_tether.calls import ToolCallRecord, tool_call
 from langchain_tether.common import step_of
+from langchain_tether.drive import Steps, adrive, drive
 
 ToolResponse = ToolMessage | Command[Any]
 """A tool call's answer, as LangChain's tool hooks declare it."""
@@ -32,6 +33,8 @@ ToolAnswer = ToolResponse | list[ToolResponse]
 """A tool call's answer as ToolNode really passes it on: a tool may return a list of them."""
 ToolHandler = Callable[[ToolCallRequest], ToolResponse]
 AsyncToolHandler = Callable[[ToolCallRequest], Awaitable[ToolResponse]]
+Delayed = tuple[ToolCallRequest, float]
+"""A tool call to run, and the seconds to wait first (a replay's backoff)."""
 
 
 def proposal_of(request: ToolCallRequest, record: ToolCallRecord | None = None) -> Proposal:
@@ -176,45 +179,42 @@ class ToolHooks:
         """This middleware's own fields to write beside the answer."""
         return None
 
-    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
+    def tool_steps(self, request: ToolCallRequest) -> Steps[Delayed, ToolResponse, ToolResponse]:
+        """The tool hook, for a sync or async handler alike (:mod:`langchain_tether.drive`):
+        yields the call to run and the delay before it."""
         started = time.perf_counter()
         with tool_call(request.tool_call["id"]) as call:
-            answer = self.tool_answer(request, call)
-            attempt = 0
+            answer, attempt, delay = self.tool_answer(request, call), 0, 0.0
             while answer is None:
                 attempt += 1
                 try:
-                    answer = handler(request)
+                    answer = yield request, delay
                 except GraphBubbleUp:
                     raise
                 except Exception as exc:
-                    delay = self.tool_replay(request, exc, attempt)
-                    if delay is None:
+                    wait = self.tool_replay(request, exc, attempt)
+                    if wait is None:
                         answer = self.tool_failed(request, exc, call)
-                    elif delay > 0:
-                        time.sleep(delay)
+                    delay = wait or 0.0
             return self._updated(request, answer, call, started)
+
+    def wrap_tool_call(self, request: ToolCallRequest, handler: ToolHandler) -> ToolResponse:
+        def delayed(call: Delayed) -> ToolResponse:
+            if call[1] > 0:
+                time.sleep(call[1])
+            return handler(call[0])
+
+        return drive(self.tool_steps(request), delayed)
 
     async def awrap_tool_call(
         self, request: ToolCallRequest, handler: AsyncToolHandler
     ) -> ToolResponse:
-        started = time.perf_counter()
-        with tool_call(request.tool_call["id"]) as call:
-            answer = self.tool_answer(request, call)
-            attempt = 0
-            while answer is None:
-                attempt += 1
-                try:
-                    answer = await handler(request)
-                except GraphBubbleUp:
-                    raise
-                except Exception as exc:
-                    delay = self.tool_replay(request, exc, attempt)
-                    if delay is None:
-                        answer = self.tool_failed(request, exc, call)
-                    elif delay > 0:
-                        await asyncio.sleep(delay)
-            return self._updated(request, answer, call, started)
+        async def delayed(call: Delayed) -> ToolResponse:
+            if call[1] > 0:
+                await asyncio.sleep(call[1])
+            return await handler(call[0])
+
+        return await adrive(self.tool_steps(request), delayed)
 
     def _updated(
         self, request: ToolCallRequest, answer: ToolAnswer, call: ToolCallRecord, started: float
