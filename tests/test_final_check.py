@@ -395,8 +395,9 @@ def test_an_empty_answer_to_a_change_asked_in_another_language_is_sent_back() ->
     task = "客户改主意了，请取消订单 ORD-2024-001。"
     looked = grounds_of(task, LOOKED_UP_ZH)
     assert check_final(task, DONE_ZH, looked, BILINGUAL) == empty_note("cancel_order_zh")
-    # a claim of the change in words no vocabulary knows states nothing either
-    assert check_final(task, "订单已取消。", looked, BILINGUAL) == empty_note("cancel_order_zh")
+    # a claim of the change, in a word of its tool's description, is sent back as a change not made
+    claimed = NOTES["change"].format(tool="cancel_order_zh")
+    assert check_final(task, "订单已取消。", looked, BILINGUAL) == claimed
     # once the change has succeeded, an answer that states nothing is taken
     cancelled = grounds_of(
         task, LOOKED_UP_ZH, ("cancel_order_zh", {"order_id": "ORD-2024-001"}, {}, True)
@@ -425,6 +426,24 @@ def test_an_empty_answer_names_every_change_its_words_match_in_registry_order() 
     assert check_final(zh, DONE_ZH, looked, BILINGUAL) == empty_note(
         "cancel_order_zh", "pay_order_zh"
     )
+
+
+def test_a_claimed_change_in_the_words_of_the_tools_description_is_sent_back() -> None:
+    """An answer stating only the task's values that names, in a word of the tool's own
+    description the task asked in, a change no call made, is sent back naming the change;
+    an answer that reports a value a result gave, or a task that asks for no change, is
+    taken."""
+    task = "查询订单 ORD-2024-001 的状态，然后支付。"
+    looked = grounds_of(task, LOOKED_UP_ZH)
+    change = NOTES["change"].format(tool="pay_order_zh")
+    for claim in ("ORD-2024-001 已成功支付。", "订单 ORD-2024-001 已支付。"):
+        assert check_final(task, claim, looked, BILINGUAL) == change, claim
+    paid = ("pay_order_zh", {"order_id": "ORD-2024-001", "amount": "100.00"}, {}, True)
+    done = grounds_of(task, LOOKED_UP_ZH, paid)
+    assert check_final(task, "ORD-2024-001 已成功支付。", done, BILINGUAL) is None
+    assert check_final(task, "ORD-2024-001 应付 100.00 元，尚未支付。", looked, BILINGUAL) is None
+    question = "订单 ORD-2024-001 的状态是什么？"
+    assert check_final(question, "ORD-2024-001 已支付。", looked, BILINGUAL) is None
 
 
 def test_an_answer_that_says_what_the_run_found_is_taken() -> None:

@@ -100,7 +100,10 @@ def check_final(
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
     if declines(answer):  # says why the change is not made, or hands the user to a person
         return " ".join(notes) or None
-    notes += [NOTES["change"].format(tool=tool) for tool in changes_not_made(task, tools, held)]
+    made = changes_not_made(task, tools, held)
+    if not (notes or changed) and only_the_tasks(stated, stated_in(task, words)):
+        made += [t for t in claimed_changes(task, answer, tools, held) if t not in made]
+    notes += [NOTES["change"].format(tool=tool) for tool in made]
     empty = not (notes or changed) and says_nothing(stated) and not echoes(answer, held)
     if empty and (names := changes_asked(task, tools, held)):
         notes.append(NOTES["empty"].format(tools=" or ".join(names)))
@@ -194,6 +197,29 @@ def changes_not_made(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> 
     return found
 
 
+def claimed_changes(
+    task: str, answer: str, tools: Sequence[BaseTool], grounds: Grounds
+) -> list[str]:
+    """The changes the task asks for (:func:`changes_asked`) that the answer names in a word
+    of the tool's own description, not negated in either ("已成功支付" after "调用支付接口
+    付款"), though no call made them. Read only for an answer that states nothing but the
+    task's values: one that reports what the run found ("应付 1644.22 元") claims nothing. A
+    tool's name words are left out: a task that names the tool is (c)'s, and an English
+    question names a change it does not ask for ("how much is left to pay")."""
+    said, plain, read = set(terms(answer)) & set(terms(task)), normalise(answer), read_words(tools)
+    asked, claimed = changes_asked(task, tools, grounds), []
+    for tool in (t for t in tools if t.name in asked):
+        own = (said & change_words(tool)) - set(name_words(tool)) - read
+        if any(not negated(plain, [word]) for word in own):
+            claimed.append(tool.name)
+    return claimed
+
+
+def only_the_tasks(stated: Stated, given: Stated) -> bool:
+    """The answer states no status and only ids and numbers the task gave (``given``)."""
+    return not stated.statuses and stated.ids <= given.ids and {*stated.numbers} <= {*given.numbers}
+
+
 def held_for(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
     """The values hold what every required argument of ``tool`` needs: a value matching an
     argument's pattern, any id for an id argument without one; free text and numbers are
@@ -224,18 +250,20 @@ def changes_asked(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> lis
     their required arguments need."""
     values = task_values(task) | set(grounds["ids"]) | set(grounds["numbers"])
     has_ids = bool(ids_in(task)) or bool(grounds["ids"])
-    asked, plain = set(terms(task)), normalise(task)
-    read_words = {
-        word for tool in tools if not has_side_effects(tool) for word in terms(tool_text(tool))
-    }
+    asked, plain, read = set(terms(task)), normalise(task), read_words(tools)
     found = []
     for tool in tools:
         if not has_side_effects(tool) or tool.name in grounds["tried"]:
             continue  # a change tried already: its outcome, a rejection too, is in the prompt
-        own = (asked & change_words(tool)) - read_words
+        own = (asked & change_words(tool)) - read
         if any(not negated(plain, [word]) for word in own) and held_for(tool, values, has_ids):
             found.append(tool.name)
     return found
+
+
+def read_words(tools: Sequence[BaseTool]) -> set[str]:
+    """The words of the read tools' texts: a task's word among them names no change."""
+    return {word for tool in tools if not has_side_effects(tool) for word in terms(tool_text(tool))}
 
 
 def change_words(tool: BaseTool) -> set[str]:
