@@ -92,8 +92,21 @@ def test_a_run_completes_and_is_saved(tmp_path: Path) -> None:
     assert "".join(tokens) == "".join(replies)  # the model's text, as it came
     with sync_agent(tmp_path / "runs.sqlite", model, []) as agent:
         assert agent.show("done") == shown  # the sync agent reads the same saved run
-        with pytest.raises(TetherError, match="already holds a run"):
-            agent.run("again", thread_id="done")
+
+
+def test_a_finished_thread_takes_the_next_message_of_its_conversation(tmp_path: Path) -> None:
+    """A thread whose run finished takes a second message, on either agent: the loop's
+    prompt for it holds the first message and the answer it got."""
+    replies = [act("lookup", '{"key": "a"}'), final("value of a"), final("value of a, still")]
+    model = ScriptedChatModel(responses=replies)
+    with sync_agent(tmp_path / "runs.sqlite", model, []) as agent:
+        agent.run("look a up", thread_id="chat")
+    second = on_async_agent(
+        tmp_path / "runs.sqlite", model, [], lambda a: a.run("and now?", thread_id="chat")
+    )
+    assert second.status == "completed" and second.state["answer"] == "value of a, still"
+    prompt = "\n".join(m.text for m in model.calls[-1].messages)
+    assert "look a up" in prompt and "value of a" in prompt and "and now?" in prompt
 
 
 @pytest.mark.parametrize(("replies", "answer"), [(PAID, APPROVE), (NOT_PAID, REJECT)])
@@ -113,6 +126,8 @@ def test_pause_and_resume_end_as_the_sync_agent_ends(
     async def work(agent: AsyncAgent) -> Any:
         paused = await agent.run(TASK, thread_id="t")
         assert async_ledger == []  # nothing paid while waiting
+        with pytest.raises(TetherError, match="unfinished run: resume it instead"):
+            await agent.run("pay order B2 instead", thread_id="t")  # the run waits: refused
         return paused, await agent.resume("t", answer), (await agent.show("t"))["steps"]
 
     paused, done, steps = on_async_agent(tmp_path / "async.sqlite", async_model, async_ledger, work)

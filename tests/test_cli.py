@@ -147,6 +147,15 @@ def test_resume_with_a_flag_approves_the_waiting_call(tmp_path: Path, flag: list
     assert saved(store, "pay-1").status == "max_steps" and done.returncode == 1
 
 
+def test_a_new_message_on_a_waiting_thread_is_refused_and_the_run_kept(tmp_path: Path) -> None:
+    store, world = waiting_run(tmp_path)
+    done = tether(
+        "run", "pay order ORD-2024-002", "--thread", "pay-1", *where(store, world), env=RESUMED
+    )
+    assert done.returncode == 2 and "holds an unfinished run: resume it instead" in done.stderr
+    assert payments(world) == [] and saved(store, "pay-1").pending is not None
+
+
 def test_resume_with_reject_tells_the_model_and_pays_nothing(tmp_path: Path) -> None:
     store, world = waiting_run(tmp_path)
     done = tether(

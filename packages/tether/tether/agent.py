@@ -42,9 +42,9 @@ class Agent(AgentBase[RunStore]):
         context: dict[str, Any] | None = None,
         observer: RunObserver | None = None,
     ) -> RunResult:
-        """Start a new run on a new (or given, unused) thread."""
+        """Start a run: on a new thread, or the next message of a thread whose run finished."""
         thread_id = thread_id or uuid.uuid4().hex
-        self._unused(thread_id, self._snapshot(thread_id))
+        self._open(thread_id, self._snapshot(thread_id))
         self.store.cancels.clear(thread_id)
         return self._drive({"task": task}, Drive(thread_id, context, observer))
 

@@ -134,10 +134,11 @@ class AgentBase(Generic[StoreT]):
         return {"configurable": {"thread_id": thread_id}}
 
     @staticmethod
-    def _unused(thread_id: str, snapshot: Any) -> None:
-        """Refuse to start a run on a thread that holds one."""
-        if snapshot.values:
-            raise TetherError(f"thread {thread_id!r} already holds a run: resume it instead")
+    def _open(thread_id: str, snapshot: Any) -> None:
+        """Refuse a message on a thread whose run has not finished (waiting for an approval, or
+        stopped part-way): it is resumed, not started over."""
+        if snapshot.values and snapshot.next:
+            raise TetherError(f"thread {thread_id!r} holds an unfinished run: resume it instead")
 
     @staticmethod
     def _known(thread_id: str, snapshot: Any) -> Any:

@@ -45,7 +45,7 @@ class AsyncAgent(AgentBase[AsyncRunStore]):
     ) -> RunResult:
         """:meth:`Agent.run <tether.agent.Agent.run>`: a new run, to its end or first pause."""
         thread_id = thread_id or uuid.uuid4().hex
-        self._unused(thread_id, await self._snapshot(thread_id))
+        self._open(thread_id, await self._snapshot(thread_id))
         await asyncio.to_thread(self.store.cancels.clear, thread_id)
         return await self._drive({"task": task}, Drive(thread_id, context, observer))
 
