@@ -20,9 +20,8 @@ from collections import Counter
 from collections.abc import Collection, Sequence
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
 
-from tether.tools.arguments import fills, requirements
+from tether.tools.arguments import args_model, fills, requirements
 
 K1 = 1.5
 B = 0.75
@@ -46,8 +45,7 @@ def tool_text(tool: BaseTool) -> str:
     description, and its arguments' names and descriptions."""
     name = tool.name.replace("_", " ")
     parts = [name, name, tool.description]
-    schema = tool.args_schema
-    if isinstance(schema, type) and issubclass(schema, BaseModel):
+    if (schema := args_model(tool)) is not None:
         for field_name, info in schema.model_fields.items():
             parts.append(field_name.replace("_", " "))
             parts.append(info.description or "")

@@ -28,6 +28,7 @@ from tether.llm.parsing import parse_native, parse_react
 from tether.llm.structured import parse_json_action, response_format
 from tether.memory.tokens import MESSAGE_OVERHEAD, TokenCounter
 from tether.state import Proposal
+from tether.tools.arguments import args_model
 
 SYSTEM_HEADER = "You are a careful tool-calling agent. Work on the user's task step by step."
 NOTE_ERROR_CHARS = 160
@@ -225,12 +226,8 @@ def describe_tools(tools: list[BaseTool], *, brief: bool = False) -> str:
         return "Tools:\n" + "\n".join(_brief_line(tool) for tool in tools)
     blocks = []
     for tool in tools:
-        schema = tool.args_schema
-        args = (
-            json.dumps(_compact_schema(schema), ensure_ascii=False)
-            if isinstance(schema, type) and issubclass(schema, BaseModel)
-            else "{}"
-        )
+        schema = args_model(tool)
+        args = json.dumps(_compact_schema(schema), ensure_ascii=False) if schema else "{}"
         blocks.append(f"- {tool.name}: {tool.description}\n  arguments: {args}")
     return "Tools:\n" + "\n".join(blocks)
 
@@ -238,12 +235,8 @@ def describe_tools(tools: list[BaseTool], *, brief: bool = False) -> str:
 def _brief_line(tool: BaseTool) -> str:
     """``- name(arg, optional?): first sentence``: names only, since the schema the server
     enforces carries each argument's type, pattern and limits."""
-    schema = tool.args_schema
-    fields = (
-        schema.model_fields.items()
-        if isinstance(schema, type) and issubclass(schema, BaseModel)
-        else []
-    )
+    schema = args_model(tool)
+    fields = schema.model_fields.items() if schema else []
     args = ", ".join(name if info.is_required() else f"{name}?" for name, info in fields)
     return f"- {tool.name}({args}): {first_sentence(tool.description)}"
 

@@ -22,7 +22,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from langchain_core.tools import BaseTool
-from pydantic import BaseModel
+
+from tether.tools.arguments import args_model
 
 REF_PREFIX = "#/$defs/"
 FREE_TEXT_CHARS = 100
@@ -34,8 +35,7 @@ _CONSTRAINED = ("enum", "const", "pattern", "format", "maxLength")
 
 def tool_arguments(tool: BaseTool) -> tuple[dict[str, Any], dict[str, Any]]:
     """A tool's arguments schema without its ``$defs``, and those ``$defs``."""
-    schema = tool.args_schema
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+    if (schema := args_model(tool)) is None:
         return {"type": "object"}, {}
     full = copy.deepcopy(schema.model_json_schema())
     full.pop("title", None)

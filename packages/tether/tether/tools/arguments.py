@@ -11,13 +11,18 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel, ValidationError
 
 
+def args_model(tool: BaseTool | None) -> type[BaseModel] | None:
+    """The tool's pydantic arguments model (None without one)."""
+    schema = tool.args_schema if tool is not None else None
+    return schema if isinstance(schema, type) and issubclass(schema, BaseModel) else None
+
+
 def effective_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dict[str, Any] | None:
     """The arguments validated by the tool's schema, defaults filled in, as JSON values; None
     when there is no schema or they do not validate. Two calls that differ only in spelling
     out a default (``coupon_code: null``) or in an id's case are the same call: a weak model
     alternated between such forms, and each counted as a new call for the repeat rules."""
-    schema = tool.args_schema if tool is not None else None
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+    if (schema := args_model(tool)) is None:
         return None
     try:
         dumped: dict[str, Any] = schema.model_validate(arguments).model_dump(mode="json")
@@ -29,8 +34,7 @@ def effective_arguments(tool: BaseTool | None, arguments: dict[str, Any]) -> dic
 def requirements(tool: BaseTool | None) -> tuple[tuple[str, str | None], ...]:
     """Each required argument of ``tool`` and its pattern (None without one); none known
     without a pydantic schema."""
-    schema = tool.args_schema if tool is not None else None
-    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+    if (schema := args_model(tool)) is None:
         return ()
     spec = schema.model_json_schema()
     properties = spec.get("properties", {})
