@@ -11,6 +11,7 @@ import pytest
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph, tool
 from tether.decisions import profile as profile_module
+from tether.decisions.offer import step_offer
 from tether.decisions.profile import NO_PROFILE, profile_for, small_profile
 from tether.decisions.toolpick import callable_from, select_tools
 from tether.extras import MissingExtraError
@@ -423,7 +424,7 @@ def test_the_tool_that_just_failed_is_rested_for_one_step_only() -> None:
     state["history"] = [failed, later]
     assert "weather" not in withheld(state, TOOLS, settings, ())
     off = AgentSettings(small_model=False)  # the loop asks no profile: no tool is withheld
-    assert profile_for(off).withheld(state, TOOLS, off, ()) == {}
+    assert step_offer(state, TOOLS, off).withheld == ()
 
 
 @tool

@@ -13,6 +13,7 @@ functions need not check the setting.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -22,7 +23,7 @@ from typing import Any
 from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 from tether import AgentSettings
-from tether.decisions import AgentState, Grounded, ModelProfile, call_key, select_tools
+from tether.decisions import AgentState, Grounded, ModelProfile, Offer, call_key, select_tools
 from tether.memory import ResultView
 from tether.tools import has_side_effects
 
@@ -257,13 +258,26 @@ def sampling_temperature(state: AgentState, settings: AgentSettings) -> float:
     return 0.0
 
 
+def refine(
+    offer: Offer, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
+) -> Offer:
+    """The step's offer under the profile: id arguments limited to :func:`grounded_ids`,
+    the tools :func:`withheld`, only the final answer after a repeat (:func:`final_only`)."""
+    grounded = grounded_ids(state, offer.tools, settings)
+    reasons = withheld(state, offer.tools, settings, grounded)
+    return dataclasses.replace(
+        offer,
+        grounded=grounded,
+        withheld=tuple(sorted(reasons.items())),
+        final_only=offer.final_only or final_only(state, settings),
+    )
+
+
 class SmallModelProfile:
     """The functions above as one :class:`~tether.decisions.ModelProfile`."""
 
     offered_tools = staticmethod(offered_tools)
-    grounded_ids = staticmethod(grounded_ids)
-    withheld = staticmethod(withheld)
-    final_only = staticmethod(final_only)
+    refine = staticmethod(refine)
     stray_ids = staticmethod(stray_ids)
     result_view = staticmethod(result_view)
     sampling_temperature = staticmethod(sampling_temperature)

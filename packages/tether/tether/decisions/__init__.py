@@ -12,6 +12,7 @@ from tether.decisions.notes import cap_ending, cap_note, plain_values
 from tether.decisions.policy import NOT_AN_OUTCOME, GateDecision, backoff_delay, before_call
 from tether.decisions.policy import call_events, classify, gate, history_window, stale_records
 from tether.decisions.policy import usage_problem, wants_retry
+from tether.decisions.offer import Offer
 from tether.decisions.profile import Grounded, ModelProfile
 from tether.decisions.side_effects import must_resolve_first, settled_verdict, unresolved_after
 from tether.decisions.side_effects import unknown_outcome_note
@@ -28,7 +29,7 @@ from tether.vocabulary import FAILURE_KINDS, TOOL_ERROR_TYPES
 __all__ = [  # noqa: RUF022 (grouped by the module each name comes from)
     "check_final", "first_lookup", "record_result", "cap_ending", "cap_note", "plain_values",
     "NOT_AN_OUTCOME", "GateDecision", "backoff_delay", "before_call", "call_events", "classify",
-    "gate", "history_window", "stale_records", "usage_problem", "wants_retry", "Grounded",
+    "gate", "history_window", "stale_records", "usage_problem", "wants_retry", "Offer", "Grounded",
     "ModelProfile", "must_resolve_first", "settled_verdict", "unresolved_after",
     "unknown_outcome_note", "STOP_RULES", "StopFacts", "StopRule", "first_stop", "streak",
     "hints_after", "recall_hint", "switch_hint", "temperature_for", "select_tools", "FAILURE_KINDS",

@@ -11,7 +11,7 @@ a prompt, a schema or tool bindings; they decide nothing about it.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from langchain_core.tools import BaseTool
@@ -68,20 +68,11 @@ class Offer:
 def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:
     """What this step offers the model, from the state, the registered tools and the settings."""
     profile = profile_for(settings)
-    offered = profile.offered_tools(state, tools, settings)
-    grounded = profile.grounded_ids(state, offered, settings)
-    withheld = profile.withheld(state, offered, settings, grounded)
-    final_only = profile.final_only(state, settings) or bool(state.get("closing"))
-    callable_now = [tool for tool in offered if tool.name not in withheld]
-    return Offer(
-        tools=tuple(offered),
-        small=settings.small_profile,
-        final_only=final_only,
-        grounded=grounded,
-        withheld=tuple(sorted(withheld.items())),
-        calls_only=not final_only and look_first(state, callable_now, settings),
-        profile=profile,
-    )
+    offered = tuple(profile.offered_tools(state, tools, settings))
+    draft = Offer(offered, settings.small_profile, bool(state.get("closing")), profile=profile)
+    offer = profile.refine(draft, state, tools, settings)
+    calls_only = offer.calls_only or look_first(state, offer.callable, settings)
+    return replace(offer, calls_only=calls_only and not offer.final_only)
 
 
 def look_first(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> bool:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Sequence
 from importlib.metadata import entry_points
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from langchain_core.tools import BaseTool
 
@@ -25,88 +25,49 @@ from tether.memory.render import ResultView
 from tether.settings import AgentSettings
 from tether.state import AgentState
 
+if TYPE_CHECKING:
+    from tether.decisions.offer import Offer
+
 Grounded = tuple[tuple[str, tuple[str, ...]], ...]
 """Per id pattern, the ids the context holds (hashable, so an offer can be a cache key)."""
 
 
 class ModelProfile(Protocol):
     """What a model profile decides at each step; the model still writes every call and
-    every answer itself."""
+    every answer itself. Each body here is the loop's without a profile (:class:`NoProfile`)."""
 
     def offered_tools(
         self, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
     ) -> list[BaseTool]:
         """The registered ``tools`` this step lists, in the order the prompt lists them."""
-        ...
-
-    def grounded_ids(
-        self, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
-    ) -> Grounded:
-        """For id patterns of the listed ``tools``' arguments, the only ids they may take."""
-        ...
-
-    def withheld(
-        self,
-        state: AgentState,
-        tools: Sequence[BaseTool],
-        settings: AgentSettings,
-        grounded: Grounded,
-    ) -> dict[str, str]:
-        """The listed ``tools`` the model may not call at this step, and why."""
-        ...
-
-    def final_only(self, state: AgentState, settings: AgentSettings) -> bool:
-        """Whether this step offers only the final answer."""
-        ...
+        used = {entry["tool"] for entry in state.get("tool_buffer", [])}
+        return select_tools(tools, state.get("task", ""), settings.offered_tools, used)
 
     def stray_ids(self, arguments: Any, grounded: Grounded) -> list[str]:
         """The values in a call's arguments that ``grounded`` does not allow (the gate
         refuses the call)."""
-        ...
-
-    def result_view(self, settings: AgentSettings) -> ResultView:
-        """How the prompt shows one tool result."""
-        ...
-
-    def sampling_temperature(self, state: AgentState, settings: AgentSettings) -> float:
-        """The temperature of this step's model call."""
-        ...
-
-
-class NoProfile:
-    """The loop with no profile, as the module docstring describes it."""
-
-    def offered_tools(
-        self, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
-    ) -> list[BaseTool]:
-        used = {entry["tool"] for entry in state.get("tool_buffer", [])}
-        return select_tools(tools, state.get("task", ""), settings.offered_tools, used)
-
-    def grounded_ids(
-        self, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
-    ) -> Grounded:
-        return ()
-
-    def withheld(
-        self,
-        state: AgentState,
-        tools: Sequence[BaseTool],
-        settings: AgentSettings,
-        grounded: Grounded,
-    ) -> dict[str, str]:
-        return {}
-
-    def final_only(self, state: AgentState, settings: AgentSettings) -> bool:
-        return False
-
-    def stray_ids(self, arguments: Any, grounded: Grounded) -> list[str]:
         return []
 
     def result_view(self, settings: AgentSettings) -> ResultView:
+        """How the prompt shows one tool result."""
         return ResultView(chars=settings.result_chars)
 
     def sampling_temperature(self, state: AgentState, settings: AgentSettings) -> float:
+        """The temperature of this step's model call."""
         return state.get("next_temperature", settings.temperature)
+
+    def refine(
+        self, offer: Offer, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
+    ) -> Offer:
+        """The step's ``offer`` (its listed tools, and ``final_only`` at a cap) with what the
+        profile decides of the rest (:class:`~tether.decisions.offer.Offer`'s fields): the ids
+        an argument may take, the tools withheld and why, only the answer. ``tools`` are
+        every registered one."""
+        return offer
+
+
+class NoProfile(ModelProfile):
+    """The loop with no profile, as the module docstring describes it."""
 
 
 NO_PROFILE: ModelProfile = NoProfile()
