@@ -17,7 +17,7 @@ from tether.decisions.toolpick import callable_from, select_tools
 from tether.extras import MissingExtraError
 from tether.llm.protocols import FINAL_ONLY_NOTE, JSON_FORMAT, REACT_FORMAT, first_sentence
 from tether.llm.schema_shape import FREE_TEXT_CHARS, REPEAT_SLACK, grammar_pattern
-from tether.llm.structured import SMALL_ANSWER_CHARS, SMALL_THOUGHT_CHARS
+from tether.llm.structured import SMALL_ANSWER_CHARS
 from tether.testing import ScriptedChatModel, run_traced
 from tether_local import default_threads, idle_cores, profile
 from tether_local.profile import WITHHELD_WHY, rejected_writes, withheld
@@ -108,11 +108,10 @@ def _offered(model: ScriptedChatModel, i: int) -> list[str]:
     return [b["properties"]["tool"]["const"] for b in branches if "tool" in b["properties"]]
 
 
-def test_profile_request_is_capped_action_first_and_cold() -> None:
+def test_profile_request_is_capped_action_alone_and_cold() -> None:
     state, model = _run([_final(f"{ORDER} is pending")])
     schema = _schema(model, 0)
-    assert list(schema["properties"]) == ["action", "thought"]
-    assert schema["properties"]["thought"]["maxLength"] == SMALL_THOUGHT_CHARS
+    assert list(schema["properties"]) == ["action"]  # no thought: SmolLM2's said nothing
     final = schema["properties"]["action"]["anyOf"][-1]["properties"]["final_answer"]
     assert final["maxLength"] == SMALL_ANSWER_CHARS
     assert model.calls[0].kwargs["temperature"] == 0.0

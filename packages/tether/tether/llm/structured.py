@@ -24,7 +24,6 @@ from tether.llm.schema_shape import for_grammar, limit_to_values, merge_defs, to
 from tether.state import Proposal
 
 THOUGHT_CHARS = 400
-SMALL_THOUGHT_CHARS = 40
 SMALL_ANSWER_CHARS = 120
 
 
@@ -39,8 +38,9 @@ def action_schema(
     """JSON Schema for one step: a call of one offered tool with its arguments, or a final
     answer. Tool names are constants, so an unknown tool cannot be produced.
 
-    ``small`` (the small-model profile): the action comes before a short thought, so the
-    model commits to it first, and every free-text field is length-capped. ``final_only``:
+    ``small`` (the small-model profile): the action alone, no thought (SmolLM2's, written
+    after the action, was a tenth of each step's tokens and said nothing), and every
+    free-text field is length-capped. ``final_only``:
     only the final-answer branch is offered (the model still writes the answer itself).
     ``calls_only``: no final-answer branch (ignored when there is no tool to call).
     ``grounded``: per id pattern, the only values an argument of that pattern may take.
@@ -49,11 +49,8 @@ def action_schema(
     choices = [_tool_branch(tool, defs, grounded) for tool in ([] if final_only else tools)]
     if not (calls_only and choices):
         choices.append(_answer_branch(small))
-    thought = {"type": "string", "maxLength": SMALL_THOUGHT_CHARS if small else THOUGHT_CHARS}
-    action = {"anyOf": choices}
-    properties = (
-        {"action": action, "thought": thought} if small else {"thought": thought, "action": action}
-    )
+    thought = {"thought": {"type": "string", "maxLength": THOUGHT_CHARS}}
+    properties = {**({} if small else thought), "action": {"anyOf": choices}}
     schema: dict[str, Any] = {
         "type": "object",
         "properties": properties,
