@@ -1,6 +1,8 @@
 """The small-model profile's decisions: which tools a step offers, which ids a call may
 name, when only the final answer is offered, how a tool result is shown, and the sampling
-temperature.
+temperature; the values a call may take from the results, the tools the task asks for, the
+facts an answer picks among and whether it states nothing found are
+:mod:`tether_local.facts`'.
 
 A weak model does better with fewer choices and no sampling noise; these functions decide
 that from the state and the settings, like every decision of tether's loop, and the model
@@ -24,8 +26,11 @@ from langchain_core.tools import BaseTool
 from pydantic import BaseModel
 from tether import AgentSettings
 from tether.decisions import AgentState, Grounded, ModelProfile, Offer, call_key, select_tools
+from tether.decisions.grounding import ids_in, numbers_in
 from tether.memory import ResultView
 from tether.tools import has_side_effects
+
+from tether_local import facts
 
 SMALL_MODEL_TOOLS = 4
 """Tools offered per step under the profile, when ``offered_tools`` is unset."""
@@ -79,7 +84,7 @@ def offered_tools(
 WITHHELD_WHY = {
     "write": "a write, and no read has succeeded yet",
     "rejected": "the operator rejected it",
-    "ungrounded": "no id it needs is in the task or a result",
+    "ungrounded": "no id or amount it needs is in the task or a result",
     "failed": "its call failed at the last step",
 }
 """Why a listed tool is not callable at a step, as the run's story tells it."""
@@ -93,13 +98,13 @@ def withheld(
     succeeded in the run (:func:`unread_writes`: look before you change anything; a weak
     model reached for pay_order on a status question), a write the operator rejected within
     the kept history (:func:`rejected_writes`), a tool whose required id has no value in the
-    context (:func:`ungrounded`), and the tool whose call failed at the last step (asked
-    again at temperature 0, the model proposes the same call). Nothing is withheld when that
-    would leave nothing to call."""
+    context, or a required amount with no number there (:func:`ungrounded`), and the tool
+    whose call failed at the last step (asked again at temperature 0, the model proposes the
+    same call). Nothing is withheld when that would leave nothing to call."""
     reasons: dict[str, str] = {}
     for name in just_failed(state):
         reasons[name] = WITHHELD_WHY["failed"]
-    for name in ungrounded(tools, grounded):
+    for name in ungrounded(tools, grounded, has_amounts(state)):
         reasons[name] = WITHHELD_WHY["ungrounded"]
     for name in unread_writes(state, tools):
         reasons[name] = WITHHELD_WHY["write"]
@@ -110,11 +115,29 @@ def withheld(
     return {} if set(reasons) == listed else reasons
 
 
-def ungrounded(tools: Sequence[BaseTool], grounded: Grounded) -> set[str]:
+def ungrounded(tools: Sequence[BaseTool], grounded: Grounded, amounts: bool = True) -> set[str]:
     """The tools with a required id argument (see :func:`grounded_ids`) of which the context
-    holds no value: called now, they could only be given an invented id."""
+    holds no value, and, when it holds no number (``amounts`` False), the read tools with a
+    required number argument: called now, they could only be given an invented id or
+    amount (SmolLM2 priced a subtotal of 10.00 before looking the order up)."""
     known = {pattern for pattern, _ in grounded}
-    return {tool.name for tool in tools if not _id_fields(tool)[1] <= known}
+    return {
+        tool.name
+        for tool in tools
+        if not _id_fields(tool)[1] <= known
+        or not (amounts or has_side_effects(tool) or not _id_fields(tool)[2])
+    }
+
+
+def has_amounts(state: AgentState) -> bool:
+    """Whether the task or a successful result holds a number that is not part of an id."""
+    texts = [state.get("task", ""), *(value for _, value in facts.held_values(state))]
+    for text in texts:
+        for found in ids_in(text):
+            text = text.replace(found, " ")
+        if numbers_in(text):
+            return True
+    return False
 
 
 def just_failed(state: AgentState) -> set[str]:
@@ -194,17 +217,21 @@ def _id_patterns(tools: Sequence[BaseTool]) -> set[str]:
     return set().union(*(_id_fields(tool)[0] for tool in tools))
 
 
-def _id_fields(tool: BaseTool) -> tuple[frozenset[str], frozenset[str]]:
-    """A tool's id patterns: all of them, and those of its required arguments (none for a
-    tool whose arguments are not a pydantic model)."""
+Fields = tuple[frozenset[str], frozenset[str], frozenset[str]]
+
+
+def _id_fields(tool: BaseTool) -> Fields:
+    """A tool's id patterns: all of them, and those of its required arguments; and the names
+    of its required number arguments (none for a tool whose arguments are not a pydantic
+    model)."""
     schema = tool.args_schema
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
-        return frozenset(), frozenset()
+        return frozenset(), frozenset(), frozenset()
     return _schema_id_fields(schema)
 
 
 @functools.lru_cache(maxsize=256)
-def _schema_id_fields(schema: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+def _schema_id_fields(schema: type[BaseModel]) -> Fields:
     """:func:`_id_fields`, kept per schema class. Building the JSON schemas afresh cost 24 ms
     a step with 12 tools under the small profile, 1.4% of a 1.8 s model step."""
     spec = schema.model_json_schema()
@@ -214,7 +241,9 @@ def _schema_id_fields(schema: type[BaseModel]) -> tuple[frozenset[str], frozense
         spec.get("properties", {}).get(name, {}).get("pattern") for name in spec.get("required", [])
     }
     ids = frozenset(pattern for pattern in found if _ID_PATTERN.match(pattern))
-    return ids, ids & {pattern for pattern in required if isinstance(pattern, str)}
+    props = [(name, spec.get("properties", {}).get(name, {})) for name in spec.get("required", [])]
+    amounts = {name for name, p in props if "number" in json.dumps([p.get("type"), p.get("anyOf")])}
+    return ids, ids & {p for p in required if isinstance(p, str)}, frozenset(amounts)
 
 
 def _collect_patterns(node: object, into: set[str]) -> None:
@@ -262,15 +291,17 @@ def refine(
     offer: Offer, state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings
 ) -> Offer:
     """The step's offer under the profile: id arguments limited to :func:`grounded_ids`,
-    the tools :func:`withheld`, only the final answer after a repeat (:func:`final_only`)."""
+    the tools :func:`withheld`, only the final answer after a repeat (:func:`final_only`);
+    then what the task and the results hold (:func:`tether_local.facts.refine`)."""
     grounded = grounded_ids(state, offer.tools, settings)
     reasons = withheld(state, offer.tools, settings, grounded)
-    return dataclasses.replace(
+    offer = dataclasses.replace(
         offer,
         grounded=grounded,
         withheld=tuple(sorted(reasons.items())),
         final_only=offer.final_only or final_only(state, settings),
     )
+    return facts.refine(offer, state, tools, settings)
 
 
 class SmallModelProfile:
@@ -281,6 +312,7 @@ class SmallModelProfile:
     stray_ids = staticmethod(stray_ids)
     result_view = staticmethod(result_view)
     sampling_temperature = staticmethod(sampling_temperature)
+    unbacked = staticmethod(facts.found_nothing)
 
 
 SMALL_PROFILE: ModelProfile = SmallModelProfile()

@@ -171,10 +171,11 @@ class AgentSettings(BaseSettings):
         "up (its values fill the tool's required arguments), the step does not offer a final "
         "answer: json_schema leaves the answer out of the schema, native asks for a tool call "
         "(tool_choice required). react cannot constrain a reply; its answer is checked. "
-        "Unset: on under the small-model profile only. A server model in a conversation asks "
-        "the user first where its policy says so (a text reply was withheld in 4.9% of the "
-        "successful recorded runs, tether replay); the final-answer check still sends back "
-        "an answer given without looking.",
+        "Unset: on under the small-model profile only, where it also offers only the read "
+        "tools the task asks for in words of their own until each has run, then the answer "
+        "alone. A server model in a conversation asks the user first where its policy says so "
+        "(a text reply was withheld in 4.9% of the successful recorded runs, tether replay); "
+        "the final-answer check still sends back an answer given without looking.",
     )
     repair_output: bool = Field(
         True,

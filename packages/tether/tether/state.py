@@ -48,6 +48,7 @@ class Proposal(TypedDict):
     gate_reason: NotRequired[str]  # for approve: the setting or mark that asks; for refuse: why
     registered: NotRequired[bool]  # set by the loop: ``tool`` names a registered tool
     check: NotRequired[str]  # set by the loop: the note a final answer is sent back with
+    unbacked: NotRequired[bool]  # set by the loop: the profile found it states nothing found
     raw: NotRequired[str]  # the reply as received; not kept in state
     repairs: NotRequired[list[str]]  # how a reply off the format was read ("bare_value", ...)
 
@@ -89,6 +90,7 @@ class StepRecord(TypedDict):
     fingerprint: str | None
     tool: NotRequired[str]  # a registered tool's name (never an unknown name the model wrote)
     cues: NotRequired[list[str]]  # words of its error a note may quote (decisions.notes)
+    unbacked: NotRequired[bool]  # a final answer stating nothing found (the profile's word)
 
 
 class ReasoningEntry(TypedDict):

@@ -34,7 +34,7 @@ _STATUS_TABLE: dict[Status, tuple[str, int]] = {  # status: (meaning, exit code)
     "running": ("not ended yet: working, or saved and waiting (for an approval, or a resume)", 3),
     "completed": ("the model gave a final answer (tether does not check that it is right)", 0),
     "partial": ("stopped by the token budget before a final answer, or a rule said so", 1),
-    "failed": ("stopped: too many failed steps in a row (circuit breaker) or a rule said so", 1),
+    "failed": ("stopped: failed steps in a row, a rule, or an answer stating nothing found", 1),
     "max_steps": ("stopped by the step cap before a final answer", 1),
     "no_progress": ("stopped: the model kept repeating itself, or a rule said so", 1),
     "cancelled": ("stopped on an operator's request", 1),
@@ -58,6 +58,7 @@ StopCause = Literal[
     "same_reply",
     "rule",
     "unsettled",
+    "unbacked",
 ]
 """What ended a run, beside its status (each cause's meaning is in :data:`CAUSES`): one cause
 per stop rule, so a new rule that ends ``failed`` is not told to the model as the breaker. The
@@ -75,6 +76,7 @@ CAUSES: Mapping[str, str] = MappingProxyType(
         "same_reply": "the same unusable reply came three times in a row",
         "rule": "a rule said stop",
         "unsettled": "a final answer came while a side effect's outcome was unknown",
+        "unbacked": "the final answer states nothing this run's tool results hold",
     }
 )
 """What each :data:`StopCause` means, in tether's words: the console prints it, and the

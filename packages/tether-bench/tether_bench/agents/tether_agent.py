@@ -33,6 +33,7 @@ TERMINATIONS: dict[StopCause, TerminationKind] = {
     "breaker": "failed",
     "tool_failures": "failed",
     "unsettled": "failed",
+    "unbacked": "failed",  # the small-model profile: an answer stating nothing the run found
     "rule": "failed",  # the benchmark sets no rule: a rule's stop is a stop that failed
     "repeat": "no_progress",
     "same_reply": "no_progress",

@@ -1,11 +1,12 @@
 """What one step offers the model, decided in one place: :func:`step_offer`.
 
 The tools listed, which of them the model may not call now and why, whether only the final
-answer is offered, and which ids an id argument may take. The model profile in force
-(:mod:`tether.decisions.profile`: the small-model profile, or none) decides each of these;
-with none a step lists every registered tool (or the ``offered_tools`` best matches) and
-withholds none. The output protocols (``tether.llm.protocols``) turn an :class:`Offer` into
-a prompt, a schema or tool bindings; they decide nothing about it.
+answer is offered, which values an argument may take and which facts an answer picks among.
+The model profile in force (:mod:`tether.decisions.profile`: the small-model profile, or
+none) decides each of these; with none a step lists every registered tool (or the
+``offered_tools`` best matches) and withholds none. The output protocols
+(``tether.llm.protocols``) turn an :class:`Offer` into a prompt, a schema or tool bindings;
+they decide nothing about it.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ class Offer:
     """What one step offers the model: these tools listed, under the small-model profile or
     not; ``withheld`` of them (or all, ``final_only``) listed but not callable, so the prompt
     stays the same and the server's prompt cache holds; ``grounded`` limits id arguments to
-    the ids the context holds (json_schema only: the other protocols cannot constrain
-    argument values)."""
+    the ids the context holds, ``held`` an argument named there to the values listed for it
+    (and asks for it), and ``facts`` are what a final answer picks among instead of writing
+    text, one of each group in turn, joined (json_schema only: the other protocols cannot
+    constrain values)."""
 
     tools: tuple[BaseTool, ...]
     small: bool = False
@@ -36,6 +39,8 @@ class Offer:
     grounded: Grounded = ()
     withheld: tuple[tuple[str, str], ...] = ()
     """(tool name, why) for each listed tool the model may not call at this step."""
+    held: Grounded = ()
+    facts: tuple[tuple[str, ...], ...] = ()
     calls_only: bool = False
     """No final answer is offered: the task names something a tool can look up and nothing
     has run yet (:func:`look_first`)."""
@@ -62,7 +67,9 @@ class Offer:
         if tool.name not in {t.name for t in self.tools}:
             return "is not offered at this step"
         stray = self.profile.stray_ids(arguments, self.grounded)
-        return f"names ids no task or successful result holds: {stray}" if stray else None
+        held, items = dict(self.held), arguments.items() if isinstance(arguments, dict) else ()
+        stray += [str(v) for k, v in items if k in held and str(v) not in held[k]]
+        return f"names values no task or successful result holds: {stray}" if stray else None
 
 
 def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> Offer:

@@ -291,7 +291,10 @@ def classify(
         if answer.strip() and (note := proposal.get("check")):
             return _record(step, "sent_back", f"the final answer was sent back once: {note}", None)
         if answer.strip():
-            return _record(step, "final", answer, None)
+            record = _record(step, "final", answer, None)
+            if proposal.get("unbacked"):
+                record["unbacked"] = True
+            return record
         return _record(step, "parse_failure", "the final answer is empty", "final:")
     if proposal["kind"] == "invalid":
         thought = " ".join(proposal["thought"].split()).lower()

@@ -1,13 +1,14 @@
-"""Model profiles: what a step offers the model, how the prompt shows a tool result and the
-temperature a call samples at, decided for one kind of model.
+"""Model profiles: what a step offers the model, how the prompt shows a tool result, the
+temperature a call samples at and whether an answer states nothing the run found, decided
+for one kind of model.
 
 The loop asks the profile in force (:func:`profile_for`) at each step. With none
 (:class:`NoProfile`), a step lists the ``offered_tools`` best matches for the task (every
-tool when unset), withholds none and limits no id, results show up to ``result_chars``
-characters and calls sample at the state's temperature. The small-model profile (the
-``small_model`` setting, on for the embedded model) is tether-local's: it registers it as
-the ``small`` entry point of the ``tether.model_profiles`` group, as it registers the
-embedded model's server.
+tool when unset), withholds none and limits no value, results show up to ``result_chars``
+characters, calls sample at the state's temperature and every answer is taken. The
+small-model profile (the ``small_model`` setting, on for the embedded model) is
+tether-local's: it registers it as the ``small`` entry point of the
+``tether.model_profiles`` group, as it registers the embedded model's server.
 """
 
 from __future__ import annotations
@@ -61,9 +62,14 @@ class ModelProfile(Protocol):
     ) -> Offer:
         """The step's ``offer`` (its listed tools, and ``final_only`` at a cap) with what the
         profile decides of the rest (:class:`~tether.decisions.offer.Offer`'s fields): the ids
-        an argument may take, the tools withheld and why, only the answer. ``tools`` are
-        every registered one."""
+        and values an argument may take, the tools withheld and why, no answer or only the
+        answer, the facts an answer picks among. ``tools`` are every registered one."""
         return offer
+
+    def unbacked(self, state: AgentState, answer: str, tools: Sequence[BaseTool]) -> bool:
+        """Whether a final answer the check took states nothing the run found: the run ends
+        ``failed`` (cause ``unbacked``), the answer dropped."""
+        return False
 
 
 class NoProfile(ModelProfile):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from tether.settings import AgentSettings
 from tether.state import StepRecord, Usage, Verdict
-from tether.vocabulary import FAILURE_KINDS, Status, StopCause
+from tether.vocabulary import CAUSES, FAILURE_KINDS, Status, StopCause
 
 
 @dataclass(frozen=True)
@@ -64,11 +64,14 @@ def cap(status: Status, cause: StopCause, reason: str) -> Verdict:
 
 
 def answered(facts: StopFacts, settings: AgentSettings) -> Verdict | None:
-    """The model gave its final answer (and the check took it)."""
-    done = facts.history[-1]["kind"] == "final"
-    return (
-        stop("completed", "answer", f"final answer after {facts.steps} step(s)") if done else None
-    )
+    """The model gave its final answer (and the check took it); one the model profile found
+    to state nothing the run found (``unbacked``) ends it ``failed``, the answer dropped."""
+    last = facts.history[-1]
+    if last["kind"] != "final":
+        return None
+    if last.get("unbacked"):
+        return stop("failed", "unbacked", CAUSES["unbacked"])
+    return stop("completed", "answer", f"final answer after {facts.steps} step(s)")
 
 
 def repeated(facts: StopFacts, settings: AgentSettings) -> Verdict | None:

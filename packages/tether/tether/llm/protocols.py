@@ -152,6 +152,8 @@ class JsonSchemaProtocol(OutputProtocol):
             final_only=offer.final_only,
             calls_only=offer.calls_only,
             grounded=dict(offer.grounded),
+            held=dict(offer.held),
+            facts=offer.facts,
         )
         return model, {"response_format": schema}
 

@@ -34,6 +34,8 @@ def action_schema(
     final_only: bool = False,
     calls_only: bool = False,
     grounded: Mapping[str, Sequence[str]] | None = None,
+    held: Mapping[str, Sequence[str]] | None = None,
+    facts: Sequence[Sequence[str]] = (),
 ) -> dict[str, Any]:
     """JSON Schema for one step: a call of one offered tool with its arguments, or a final
     answer. Tool names are constants, so an unknown tool cannot be produced.
@@ -43,12 +45,15 @@ def action_schema(
     free-text field is length-capped. ``final_only``:
     only the final-answer branch is offered (the model still writes the answer itself).
     ``calls_only``: no final-answer branch (ignored when there is no tool to call).
-    ``grounded``: per id pattern, the only values an argument of that pattern may take.
+    ``grounded``: per id pattern, the only values an argument of that pattern may take;
+    ``held``: per argument name, the only values it may take (and it is required).
+    ``facts``: the answer picks among them (see :func:`_answer_branch`).
     """
     defs: dict[str, Any] = {}
-    choices = [_tool_branch(tool, defs, grounded) for tool in ([] if final_only else tools)]
+    offered = [] if final_only else tools
+    choices = [_tool_branch(tool, defs, grounded, held or {}) for tool in offered]
     if not (calls_only and choices):
-        choices.append(_answer_branch(small))
+        choices.append(_answer_branch(small, facts))
     thought = {"thought": {"type": "string", "maxLength": THOUGHT_CHARS}}
     properties = {**({} if small else thought), "action": {"anyOf": choices}}
     schema: dict[str, Any] = {
@@ -64,14 +69,21 @@ def action_schema(
 
 
 def _tool_branch(
-    tool: BaseTool, defs: dict[str, Any], grounded: Mapping[str, Sequence[str]] | None
+    tool: BaseTool,
+    defs: dict[str, Any],
+    grounded: Mapping[str, Sequence[str]] | None,
+    held: Mapping[str, Sequence[str]],
 ) -> dict[str, Any]:
     """The branch that calls ``tool``: its name a constant, its arguments its schema (ids
-    limited to ``grounded``), shared definitions merged into ``defs``."""
+    limited to ``grounded``, those named in ``held`` required and limited to its values),
+    shared definitions merged into ``defs``."""
     arguments, tool_defs = tool_arguments(tool)
     if grounded:
         arguments = limit_to_values(arguments, grounded)
         tool_defs = limit_to_values(tool_defs, grounded)
+    for name in [name for name in arguments.get("properties", {}) if name in held]:
+        arguments["properties"][name] = {"enum": list(held[name])}
+        arguments["required"] = [*dict.fromkeys([*arguments.get("required", []), name])]
     return {
         "type": "object",
         "properties": {
@@ -83,11 +95,15 @@ def _tool_branch(
     }
 
 
-def _answer_branch(small: bool) -> dict[str, Any]:
-    """The branch that gives the final answer (length-capped for a small model)."""
-    answer: dict[str, Any] = {"type": "string"}
-    if small:
-        answer["maxLength"] = SMALL_ANSWER_CHARS
+def _answer_branch(small: bool, facts: Sequence[Sequence[str]] = ()) -> dict[str, Any]:
+    """The branch that gives the final answer: text (length-capped for a small model), or
+    with ``facts`` one of each group of them in turn, which the reply's reader joins."""
+    answer: dict[str, Any] = {"type": "string", "maxLength": SMALL_ANSWER_CHARS}
+    if facts:
+        answer = {"type": "array", "prefixItems": [{"enum": [*group]} for group in facts]}
+        answer |= {"minItems": len(facts), "maxItems": len(facts)}
+    elif not small:
+        del answer["maxLength"]
     return {
         "type": "object",
         "properties": {"final_answer": answer},
@@ -123,6 +139,9 @@ def parse_json_action(
     thought = data.get("thought", "")
     thought = thought.strip() if isinstance(thought, str) else ""
     action = data.get("action")
+    picks = action.get("final_answer") if isinstance(action, dict) else None
+    if isinstance(picks, list) and all(isinstance(pick, str) for pick in picks):
+        action = {"final_answer": " ".join(dict.fromkeys(picks))}  # facts picked, each once
     if isinstance(action, dict) and isinstance(action.get("final_answer"), str):
         if not action["final_answer"].strip():
             return invalid_proposal(text, thought, "the final_answer is empty")

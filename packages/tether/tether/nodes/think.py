@@ -161,8 +161,8 @@ class Think(Node):
             return update | self._last_answer(state, call, usage, proposal, closing)
         if proposal["kind"] == "action" and proposal["gate"] in GATED_MOVES:
             return update | {"next": GATED_MOVES[proposal["gate"]]}
-        if proposal["kind"] == "final" and (note := self._check(state, call, proposal, settings)):
-            proposal["check"] = note
+        if proposal["kind"] == "final":
+            self._check(state, call, proposal, settings)
         closed = close_step(
             state,
             settings,
@@ -176,19 +176,24 @@ class Think(Node):
 
     def _check(
         self, state: AgentState, call: Call, proposal: Proposal, settings: AgentSettings
-    ) -> str | None:
-        """The note a final answer is sent back with, once per run (None: take it). Not on a
-        final-answer-only step: the model was already told to answer from what it has. The task
+    ) -> None:
+        """Mark a final answer with ``check``, the note it is sent back with, once per run (not
+        on a final-answer-only step: the model was already told to answer from what it has);
+        else ``unbacked`` when the profile finds it states nothing the run found. The task
         checked is this message after those tether answered with a question ("Which order?"
         leaves "pay my order" open), not requests an answer already closed."""
-        if not settings.check_final or state.get("sent_back") or call.prepared.offer.final_only:
-            return None
-        tools = self.deps.registry.tools()
+        tools, offer = self.deps.registry.tools(), call.prepared.offer
         answer = proposal.get("answer", "")
-        said = reversed(state.get("conversation", []))  # this message, then the ones before
-        still = takewhile(lambda turn: turn["role"] == "user" or asks_user(turn["text"]), said)
-        task = "\n".join(t["text"] for t in [*still][::-1] if t["role"] == "user") or state["task"]
-        return check_final(task, answer, grounds(state), tools, context=settings.instructions)
+        if settings.check_final and not (state.get("sent_back") or offer.final_only):
+            said = reversed(state.get("conversation", []))  # this message, then the ones before
+            still = takewhile(lambda turn: turn["role"] == "user" or asks_user(turn["text"]), said)
+            task = "\n".join(t["text"] for t in [*still][::-1] if t["role"] == "user")
+            held, context = grounds(state), settings.instructions
+            if note := check_final(task or state["task"], answer, held, tools, context=context):
+                proposal["check"] = note
+                return
+        if offer.profile.unbacked(state, answer, tools):
+            proposal["unbacked"] = True
 
     @staticmethod
     def _last_answer(
