@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from tether.memory.render import PromptFrame, reasoning_text, render_prompt, result_text
@@ -156,3 +157,22 @@ def test_bare_view_shows_a_success_as_its_data_and_an_error_whole() -> None:
     assert result_text(failed, view=bare) == result_text(failed)
     long = {**ok, "result": {**ok["result"], "data": "x" * 50}}
     assert "[cut" in result_text(long, view=ResultView(chars=10, bare=True))
+
+
+def test_bare_view_shows_a_dicts_plain_values_before_its_lists_and_dicts() -> None:
+    """What a small model's calls and answers choose among is still shown when the rest is
+    cut; the whole view keeps the tool's order."""
+    from tether.memory.render import ResultView
+
+    data = {"items": [{"sku": "P1"}] * 9, "status": "pending", "address": {"city": "x"}}
+    entry: Any = {
+        "step": 1,
+        "tool": "query_order",
+        "arguments": {},
+        "result": {"status": "success", "data": {**data, "subtotal": "9.00"}, "meta": {}},
+    }
+    shown = result_text(entry, view=ResultView(bare=True)).split("->\n")[1]
+    assert list(json.loads(shown)) == ["status", "subtotal", "items", "address"]
+    cut_short = result_text(entry, view=ResultView(chars=60, bare=True))
+    assert '"status":"pending","subtotal":"9.00"' in cut_short and "[cut" in cut_short
+    assert result_text(entry).index('"items"') < result_text(entry).index('"subtotal"')

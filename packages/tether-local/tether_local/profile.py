@@ -34,7 +34,7 @@ from tether_local import facts
 
 SMALL_MODEL_TOOLS = 4
 """Tools offered per step under the profile, when ``offered_tools`` is unset."""
-SMALL_MODEL_RESULT_CHARS = 1000
+SMALL_MODEL_RESULT_CHARS = 500
 """Characters of one tool result the prompt shows under the profile, when ``result_chars``
 is unset."""
 

@@ -99,7 +99,7 @@ class AgentSettings(BaseSettings):
         None,
         ge=100,
         description="Characters of one tool result the prompt shows; a longer one is cut with "
-        "a visible marker (the run keeps it whole). Unset: 1000 under the small-model "
+        "a visible marker (the run keeps it whole). Unset: 500 under the small-model "
         "profile (every prompt token costs time on a CPU), no cap otherwise.",
     )
 

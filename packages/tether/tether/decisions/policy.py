@@ -292,9 +292,7 @@ def classify(
             return _record(step, "sent_back", f"the final answer was sent back once: {note}", None)
         if answer.strip():
             record = _record(step, "final", answer, None)
-            if proposal.get("unbacked"):
-                record["unbacked"] = True
-            return record
+            return {**record, "unbacked": True} if proposal.get("unbacked") else record
         return _record(step, "parse_failure", "the final answer is empty", "final:")
     if proposal["kind"] == "invalid":
         thought = " ".join(proposal["thought"].split()).lower()

@@ -52,9 +52,10 @@ class PromptFrame:
 @dataclass(frozen=True)
 class ResultView:
     """How the prompt shows a tool result: ``chars`` caps its characters (the rest is cut with
-    a visible marker); ``bare`` shows a success as its data alone, compact. SmolLM2 answered
-    "success" to a status question, reading the envelope's status instead of the order's,
-    and the envelope and the spaces cost prompt tokens, which on a CPU are most of a step."""
+    a visible marker); ``bare`` shows a success as its data alone, compact, plain values first
+    (a cut keeps them). SmolLM2 answered "success" to a status question, reading the
+    envelope's status instead of the order's, and the envelope and the spaces cost prompt
+    tokens, which on a CPU are most of a step."""
 
     chars: int | None = None
     bare: bool = False
@@ -97,7 +98,10 @@ def result_text(entry: ToolResultEntry, again: Sequence[int] = (), view: ResultV
     args = json.dumps(entry["arguments"], ensure_ascii=False)
     outcome = entry["result"]
     if view.bare and outcome["status"] == "success":
-        result = json.dumps(outcome.get("data"), ensure_ascii=False, separators=(",", ":"))
+        data = outcome.get("data")
+        if isinstance(data, dict):  # its plain values first, so that a cut keeps them
+            data = dict(sorted(data.items(), key=lambda item: isinstance(item[1], dict | list)))
+        result = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     else:
         result = json.dumps(outcome, ensure_ascii=False)
     if view.chars is not None:
