@@ -81,6 +81,19 @@ def test_only_the_keys_the_task_names_are_offered_when_it_names_any() -> None:
     assert facts == (("The status is shipped.", "The status is paid."),)  # the model picks
 
 
+def test_a_task_names_a_key_in_a_long_word_no_other_key_has() -> None:
+    fee = {"shipping_fee": "0.00", "total_weight_kg": "1.35", "total_price": "9.00"}
+    task = f"What is the shipping fee and the weight of order {ORDER}?"
+    assert answer_facts(_state(task, fee), []) == (
+        ("The shipping fee is 0.00.",),
+        ("The total weight kg is 1.35.",),
+    )
+    (either,) = answer_facts(_state(f"The total of order {ORDER}?", fee), [])
+    assert len(either) == 3  # "total" is two keys' word: it names neither, and all are offered
+    (own,) = answer_facts(_state(f"The order id of {ORDER}?", SHIPPED), [])
+    assert len(own) == 2  # the key named holds only the task's own value: every fact offered
+
+
 def test_a_results_top_level_values_are_its_facts_when_it_has_any() -> None:
     """A payment's status inside an order is not the order's (SmolLM2 picked it)."""
     paid = {**SHIPPED, "payments": [{"amount": "9.00", "status": "succeeded"}]}

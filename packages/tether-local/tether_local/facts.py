@@ -158,11 +158,12 @@ def answer_facts(state: AgentState, tools: Sequence[BaseTool]) -> tuple[tuple[st
     Grouped by key when it names several (the answer states one of each: asked for the
     status and the discount, SmolLM2 picked the discount alone, or the same fact three
     times); else one group. None before a result holds any."""
-    task, pairs = state.get("task", ""), held_values(state)
-    named = named_keys(task, {key for key, _ in pairs}, tools)
+    task, held = state.get("task", ""), held_values(state)
+    pairs = [(key, value) for key, value in held if value not in task]
+    named = named_keys(task, {key for key, _ in held}, tools) & {key for key, _ in pairs}
     groups: dict[str, list[str]] = {}
     for key, value in pairs:
-        if value not in task and (key in named or not named):
+        if key in named or not named:
             groups.setdefault(key if len(named) > 1 else "", []).append(_fact(key, value, task))
     return tuple(tuple(group) for group in groups.values())
 
@@ -174,17 +175,25 @@ def _fact(key: str, value: str, task: str) -> str:
 
 
 def named_keys(task: str, keys: set[str], tools: Sequence[BaseTool]) -> set[str]:
-    """The keys the task names: in their own words; in the Chinese of the descriptions of
-    the tool arguments of that name, less the words several keys' descriptions share
-    ("订单"); or as a word of the name of a tool the task asks for (:func:`asked_tools`:
-    "计算折扣" names compute_discount's ``discount``)."""
+    """The keys the task names: in their own words, or, but for an id, in a word of four
+    letters or more no other key has ("the weight" names ``total_weight_kg``); in the
+    Chinese of the descriptions of the tool arguments of that name, less the words several
+    keys' descriptions share ("订单"); or as a word of the name of a tool the task asks for
+    (:func:`asked_tools`: "计算折扣" names compute_discount's ``discount``)."""
     asked = set(terms(task))
     said: dict[str, set[str]] = {}
     for fields in map(_fields, tools):
         for key in keys & set(fields):
             said.setdefault(key, set()).update(_chinese(fields[key].description))
     count = Counter(word for words in said.values() for word in words)
-    own = {key for key in keys if set(terms(key.replace("_", " "))) <= asked}
+    spelled = {key: set(terms(key.replace("_", " "))) for key in keys}
+    shared = Counter(word for found in spelled.values() for word in found)
+    alone = {word for word, n in shared.items() if n == 1 and len(word) > 3}
+    own = {
+        key
+        for key, found in spelled.items()
+        if found <= asked or (found & asked & alone and not _is_id(key))
+    }
     unique = {key for key, words in said.items() if {w for w in words if count[w] == 1} & asked}
     wanted = {word for name in asked_tools(task, tools) for word in name.split("_")}
     return own | unique | (keys & wanted)
