@@ -43,7 +43,7 @@ class Offer:
     facts: tuple[tuple[str, ...], ...] = ()
     calls_only: bool = False
     """No final answer is offered: the task names something a tool can look up and nothing
-    has run yet (:func:`look_first`)."""
+    has run yet (:func:`look_first`), or the profile says so."""
     profile: ModelProfile = field(default=NO_PROFILE, compare=False, repr=False)
     """The profile that decided this offer: it checks a call's ids against ``grounded``."""
 
