@@ -11,9 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel, run_traced
+
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
+"""No property test has a deadline: Hypothesis's default (200 ms an example) is a timed
+assertion, which fails on a loaded machine for no fault of the code (speed is checked by the
+benchmark scripts)."""
 
 MEMORY_TMP = "/dev/shm"
 """Where scratch files go when TMPDIR is not set, if it is there (a RAM file system)."""
