@@ -453,8 +453,11 @@ def wait_for_port(port: int, process: subprocess.Popen[str]) -> None:
 
 
 def without_uv_run(command: str) -> str:
-    """``uv run X`` as the environment's ``X`` (a reader's uv runs the same one)."""
-    return re.sub(r"(^|[;&|]\s*|\bdo\s+)uv run ", r"\1", command)
+    """``uv run X`` as the environment's ``X`` (a reader's uv runs the same one), also after
+    ``VAR=value`` prefixes: there a real ``uv run`` in the scratch directory would build a
+    second virtual environment of the whole workspace (about a gigabyte, and its imports
+    compiled afresh) before running the same ``X``."""
+    return re.sub(r"(^|[;&|]\s*|\bdo\s+)((?:\w+=\S*\s+)*)uv run ", r"\1\2", command)
 
 
 def excerpt_problem(block: Block) -> str | None:
