@@ -356,6 +356,10 @@ PRELOADED = (
     *("tether_bench.agents.tether_agent", "tether_replay.cli", "tether_replay.api"),
     *("tether_replay.player", "tether_replay.middleware", "langchain_openai", "langchain_tether"),
     "matplotlib.pyplot",  # with the pages' MPLBACKEND=Agg
+    # What the openai client loads on first use: a json_schema call goes through client.beta,
+    # whose first use imports some 700 modules (about a second in each forked command).
+    *("openai.resources.chat", "openai.resources.beta.beta", "openai.lib.streaming.chat"),
+    "httpcore",
 )
 """What the docs' commands import: the forker imports it once, before any fork."""
 
