@@ -10,9 +10,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -23,6 +21,11 @@ class Executed:
     """A notebook after execution: find a code cell by a piece of its source, read its outputs."""
 
     def __init__(self, name: str) -> None:
+        # Imported here, not at collection: nbformat imports jsonschema, whose format
+        # checkers build their grammars at import (over a second in every pytest worker).
+        import nbformat
+        from nbclient import NotebookClient
+
         book = nbformat.read(NOTEBOOKS / name, as_version=4)
         NotebookClient(
             book,

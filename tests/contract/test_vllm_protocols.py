@@ -8,7 +8,6 @@ from enum import StrEnum
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel, Field, create_model
 from referencing import Registry
 from referencing.jsonschema import DRAFT202012
@@ -67,6 +66,14 @@ def _refs(node: Any) -> list[str]:
     return []
 
 
+def draft_2020_12() -> Any:
+    """jsonschema's Draft202012Validator, imported here rather than at collection: its format
+    checkers build their grammars at import (over a second in every pytest worker)."""
+    from jsonschema import Draft202012Validator
+
+    return Draft202012Validator
+
+
 def _keys(node: Any) -> set[str]:
     if isinstance(node, dict):
         return set(node) | {k for value in node.values() for k in _keys(value)}
@@ -78,6 +85,7 @@ def _keys(node: Any) -> set[str]:
 def test_json_schema_refs_resolve_from_the_root(stub: RunningStub) -> None:
     _run(stub.base_url, [ship, query_order], protocol="json_schema", max_steps=1)
     schema = stub.config.requests[0]["response_format"]["json_schema"]["schema"]
+    Draft202012Validator = draft_2020_12()
     Draft202012Validator.check_schema(schema)
     refs = _refs(schema)
     assert refs, "the nested model and the Enum are referenced"
@@ -114,7 +122,7 @@ def test_same_def_name_in_two_tools_is_renamed_not_merged(stub: RunningStub) -> 
         "to": {"city": "c", "postcode": "200031"},
     }
     assert len([name for name in schema["$defs"] if name.endswith("Address")]) == 2
-    validator = Draft202012Validator(schema)
+    validator = draft_2020_12()(schema)
     assert validator.is_valid(tag_call)
     assert validator.is_valid(
         {"thought": "t", "action": {"tool": "ship", "arguments": ship_arguments}}
