@@ -22,6 +22,8 @@ from tether.testing import ScriptedChatModel
 from tether_world import World
 from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
+from tests.forker import run_tether
+
 TETHER = str(Path(sys.executable).parent / "tether")
 
 
@@ -30,17 +32,12 @@ def clean_env(**extra: str) -> dict[str, str]:
     return {**env, "COLUMNS": "200", "NO_COLOR": "1", **extra}
 
 
-def tether(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.CompletedProcess:
-    """Run ``tether ARGS`` as its own process."""
-    return subprocess.run(
-        [TETHER, *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env or clean_env(),
-        stdin=subprocess.DEVNULL,
-        **kw,
-    )
+def tether(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run ``tether ARGS`` as its own process (forked from an interpreter that imported tether
+    once: ``tests/forker.py``), stdin empty, stdout and stderr captured as text."""
+    return run_tether(list(args), env=env or clean_env(), cwd=cwd, timeout=120)
 
 
 # after the approved (or rejected) payment, step 3 hits the cap: no model is needed

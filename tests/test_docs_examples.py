@@ -8,16 +8,12 @@ process (``bash -c``, the workspace's virtual environment first on ``PATH``; ``u
 runs that ``X``). ``export`` lines carry over to the page's later commands, a trailing ``&``
 starts a server in the background (stopped with its page), ``\\``-continued lines join.
 
-Most commands are ``tether ...`` or ``python`` scripts; each would start an interpreter that
-imports the same libraries (about 1.5 s of CPU) before doing a few milliseconds of work. Such
-a command, when it is a plain command line (no pipe, redirection, variable, ``VAR=`` prefix or
-``&``), runs in a process forked from an interpreter that imported them once (the *forker*):
-the child takes the command's environment, working directory and ``argv``, its stdout and
-stderr go to files, and it runs the real entry point (``tether_cli.entry:main``, the script
-as ``__main__``, or ``-m`` the module) to its own exit, whose code is the command's. The
-commands of :data:`SPAWNED` pages, those with shell syntax and the servers still run as
-spawned processes, so the installed ``tether`` script is run as a reader runs it too (and
-the other CLI tests spawn it throughout).
+Most commands are ``tether ...`` or ``python`` scripts. Such a command, when it is a plain
+command line (no pipe, redirection, variable, ``VAR=`` prefix or ``&``), runs in a process
+forked from an interpreter that imported their libraries once (``tests/forker.py``), as the
+CLI tests run theirs. The commands of :data:`SPAWNED` pages, those with shell syntax and the
+servers still run as spawned processes, so the installed ``tether`` script is run as a reader
+runs it too.
 
 The model is never a provider's. The suite starts the vLLM stub of
 ``tests/contract/vllm_stub.py`` on 127.0.0.1 with a free port; it answers as a small agent
@@ -71,6 +67,7 @@ from typing import Any
 import pytest
 
 from tests.contract.vllm_stub import RunningStub, StubConfig, serve_stub
+from tests.forker import LOOPBACK_ONLY, Forker
 
 # The pages run in the first test's setup; on a loaded machine that outlasts the default.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
@@ -238,26 +235,12 @@ def agent_reply(body: dict[str, Any]) -> tuple[str | None, dict[str, Any] | None
 
 MARK = "@@example-done@@ "
 """Ends the child's output for one block, with its outcome."""
-CHILD = r"""
-import ipaddress, json, socket, sys, traceback
-
-real_connect = socket.socket.connect
-
-
-def guarded(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        host = address[0]
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = host == "localhost"
-        if not loopback:
-            raise ConnectionRefusedError(f"examples may not connect to {host}")
-    return real_connect(self, address)
-
-
-socket.socket.connect = guarded
-MARK = "@@example-done@@ "
+CHILD = (
+    r"""
+import json, sys, traceback
+"""
+    + LOOPBACK_ONLY
+    + r"""MARK = "@@example-done@@ "
 namespace = {"__name__": "__main__"}
 for line in sys.stdin:
     block = json.loads(line)
@@ -269,142 +252,7 @@ for line in sys.stdin:
     sys.stdout.flush()
     print("\n" + MARK + json.dumps(reply), file=sys.__stdout__, flush=True)
 """
-
-
-FORKER = (
-    r"""
-import json, os, runpy, select, signal, socket, sys, tempfile
-
-VENV_BIN = sys.argv[1]
-sys.path[0] = VENV_BIN  # as for the installed tether script, not the current directory
-"""
-    + CHILD.split("MARK = ", 1)[0]
-    + r"""
-import importlib, threading
-
-for name in sys.argv[2:]:  # what the commands load (each would import it again when spawned)
-    importlib.import_module(name)
-assert threading.active_count() == 1, "a preloaded module started a thread: fork is unsafe"
-
-
-def command(request):
-    # In the forked child: become the command, then leave through SystemExit as it would.
-    os.setpgid(0, 0)  # its own group, so a timeout stops what it started too
-    for fd, path, flags in (
-        (0, os.devnull, os.O_RDONLY),
-        (1, request["stdout"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-        (2, request["stderr"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-    ):
-        opened = os.open(path, flags, 0o600)
-        os.dup2(opened, fd)
-        os.close(opened)
-    sys.stdin = open(0, closefd=False)  # the forker's read-ahead of its requests is not its
-    os.environ.clear()
-    os.environ.update(request["env"])
-    os.chdir(request["cwd"])
-    tempfile.tempdir = None  # from the command's TMPDIR
-    kind, argv = request["kind"], request["argv"]
-    if kind == "tether":
-        sys.argv = [os.path.join(VENV_BIN, "tether"), *argv]
-        from tether_cli.entry import main
-
-        sys.exit(main())
-    if kind == "module":  # python -m MODULE ARGS: the current directory first on sys.path
-        sys.argv = ["-m", *argv[1:]]
-        sys.path[0] = os.getcwd()
-        runpy.run_module(argv[0], run_name="__main__", alter_sys=True)
-    else:  # python SCRIPT ARGS: the script's directory first on sys.path
-        sys.argv = list(argv)
-        sys.path[0] = os.path.dirname(os.path.realpath(argv[0]))
-        runpy.run_path(argv[0], run_name="__main__")
-    sys.exit(0)
-
-
-def finish(pid, timeout):
-    watch = os.pidfd_open(pid)
-    try:
-        if not select.select([watch], [], [], timeout)[0]:
-            os.killpg(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return None
-    finally:
-        os.close(watch)
-    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-
-
-print("ready", flush=True)
-for line in sys.stdin:
-    request = json.loads(line)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        command(request)  # never returns here: its SystemExit ends the child
-    print(json.dumps({"code": finish(pid, request["timeout"])}), flush=True)
-"""
 )
-
-
-PRELOADED = (
-    *("tether_cli.app", "tether_cli.entry", "tether_cli.run", "tether_cli.runs"),
-    *("tether_cli.endpoint", "tether_cli.toolsets", "tether.agent", "tether.testing"),
-    *("tether.llm.model", "tether.control.trace_log", "tether.control.sql_cancel"),
-    *("tether_world.world", "tether_world.demo", "tether_world.toolkit", "tether_bench.cli"),
-    *("tether_bench.options", "tether_bench.runner", "tether_bench.suite", "tether_bench.gates"),
-    *("tether_bench.ablation", "tether_bench.agents.agent_executor"),
-    *("tether_bench.agents.create_agent", "tether_bench.agents.create_agent_tether"),
-    *("tether_bench.agents.tether_agent", "tether_replay.cli", "tether_replay.api"),
-    *("tether_replay.player", "tether_replay.middleware", "langchain_openai", "langchain_tether"),
-    "matplotlib.pyplot",  # with the pages' MPLBACKEND=Agg
-    # What the openai client loads on first use: a json_schema call goes through client.beta,
-    # whose first use imports some 700 modules (about a second in each forked command).
-    *("openai.resources.chat", "openai.resources.beta.beta", "openai.lib.streaming.chat"),
-    "httpcore",
-)
-"""What the docs' commands import: the forker imports it once, before any fork."""
-
-
-class Forker:
-    """An interpreter that imported the commands' libraries; it forks one child a command."""
-
-    def __init__(self, env: dict[str, str]) -> None:
-        self.scratch = Path(tempfile.mkdtemp(prefix="tether-forker-"))
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", FORKER, str(VENV_BIN), *PRELOADED],
-            cwd=self.scratch,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            text=True,
-        )
-        self.ready = False
-
-    def run(
-        self, kind: str, argv: list[str], env: dict[str, str], cwd: Path
-    ) -> tuple[int | None, str, str]:
-        """(exit code, or None when it did not end in time; stdout; stderr)."""
-        assert self.process.stdin is not None and self.process.stdout is not None
-        if not self.ready:  # the imports are done
-            assert self.process.stdout.readline() == "ready\n", "the forker did not start"
-            self.ready = True
-        out, err = self.scratch / "stdout", self.scratch / "stderr"
-        request: dict[str, Any] = {"kind": kind, "argv": argv, "env": env, "cwd": str(cwd)}
-        request |= {"stdout": str(out), "stderr": str(err), "timeout": COMMAND_TIMEOUT}
-        self.process.stdin.write(json.dumps(request) + "\n")
-        self.process.stdin.flush()
-        reply = self.process.stdout.readline()
-        assert reply, "the forker ended"
-        code = json.loads(reply)["code"]
-        read = lambda path: path.read_text(encoding="utf-8", errors="replace")  # noqa: E731
-        return code, read(out), read(err)
-
-    def stop(self) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.close()
-        self.process.wait(timeout=60)
-        for path in self.scratch.iterdir():
-            path.unlink()
-        self.scratch.rmdir()
 
 
 def forked_form(command: str) -> tuple[str, list[str]] | None:
@@ -633,7 +481,9 @@ class Page:
         started = time.monotonic()
         form = None if self.spawned else forked_form(command)
         if form is not None:
-            code, stdout, stderr = self.forker.run(*form, env=self.env, cwd=self.cwd)
+            code, stdout, stderr = self.forker.run(
+                *form, env=self.env, cwd=self.cwd, timeout=COMMAND_TIMEOUT
+            )
         else:
             try:
                 done = subprocess.run(

@@ -20,6 +20,7 @@ from tether_world import World
 from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
 from tests.contract.vllm_stub import Gate, RunningStub, StubConfig, closed_port, serve_stub
+from tests.forker import run_tether
 
 # Each test spawns the CLI several times; the bound is for a hung process on a loaded machine.
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(600)]
@@ -34,19 +35,10 @@ def stub() -> Iterator[RunningStub]:
         yield running
 
 
-def tether(*args: str, cwd: Path, wait: bool = True) -> subprocess.CompletedProcess[str]:
+def tether(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("TETHER_")}
     env |= {"TETHER_DATA_DIR": str(cwd / "data"), "COLUMNS": "200", "NO_COLOR": "1"}
-    return subprocess.run(
-        [TETHER, *args],
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=WAIT,
-        check=False,
-    )
+    return run_tether(list(args), env=env, cwd=cwd, timeout=WAIT)
 
 
 def spawn(*args: str, cwd: Path) -> subprocess.Popen[str]:

@@ -22,6 +22,7 @@ from tether_world.demo import SEED_FLOW_REPLIES, SEED_TASK
 
 from tests.cli_helpers import hanging_model
 from tests.contract.vllm_stub import RunningStub, StubConfig, closed_port, serve_stub
+from tests.forker import run_tether
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -64,16 +65,8 @@ def stub() -> Iterator[RunningStub]:
 
 def tether(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "PG"))}
-    return subprocess.run(
-        [TETHER, *args],
-        cwd=cwd,
-        env=clean | {"COLUMNS": "200", "NO_COLOR": "1"} | env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    merged = clean | {"COLUMNS": "200", "NO_COLOR": "1"} | env
+    return run_tether(list(args), env=merged, cwd=cwd, timeout=120)
 
 
 def printed_command(stderr: str) -> list[str]:
