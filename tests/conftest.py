@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import socket
 import tempfile
@@ -15,6 +14,8 @@ from hypothesis import settings
 from langchain_core.messages import AIMessage
 from tether import AgentSettings, ToolRegistry, build_graph
 from tether.testing import ScriptedChatModel, run_traced
+
+from tests.loopback import loopback_only
 
 settings.register_profile("suite", deadline=None)
 settings.load_profile("suite")
@@ -117,20 +118,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture(autouse=True)
 def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Any connection outside 127.0.0.0/8 fails loudly: the suite must run offline."""
-    real_connect = socket.socket.connect
-
-    def guarded(self: socket.socket, address: Any) -> Any:
-        if self.family in (socket.AF_INET, socket.AF_INET6):
-            host = address[0]
-            try:
-                loopback = ipaddress.ip_address(host).is_loopback
-            except ValueError:
-                loopback = host == "localhost"
-            if not loopback:
-                raise ConnectionRefusedError(f"tests may not connect to {host}")
-        return real_connect(self, address)
-
-    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setattr(socket.socket, "connect", loopback_only(socket.socket.connect))
     yield
 
 

@@ -20,6 +20,7 @@ own guard allows.
 from __future__ import annotations
 
 import atexit
+import inspect
 import json
 import os
 import subprocess
@@ -29,28 +30,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from tests import loopback
+
 VENV_BIN = Path(sys.executable).parent
 
-LOOPBACK_ONLY = r"""
-import ipaddress, socket
-
-real_connect = socket.socket.connect
-
-
-def guarded(self, address):
-    if self.family in (socket.AF_INET, socket.AF_INET6):
-        host = address[0]
-        try:
-            loopback = ipaddress.ip_address(host).is_loopback
-        except ValueError:
-            loopback = host == "localhost"
-        if not loopback:
-            raise ConnectionRefusedError(f"examples may not connect to {host}")
-    return real_connect(self, address)
-
-
-socket.socket.connect = guarded
-"""
+LOOPBACK_ONLY = (
+    inspect.getsource(loopback) + "\nsocket.socket.connect = loopback_only(socket.socket.connect)\n"
+)
 """Source run first in every child interpreter: a connection to a non-loopback address is
 refused."""
 
