@@ -387,3 +387,20 @@ def test_a_task_asking_for_a_change_is_not_closed_to_tools_once_its_reads_ran() 
     assert {name for name, _ in read.withheld} == {t.name for t in PRICED}  # the answer alone
     change = offer_after_lookup(f"查询订单 {ORDER} 的状态, then cancel the order")
     assert "cancel_order" not in dict(change.withheld) and not change.final_only
+
+
+def test_a_profile_cannot_lift_the_caps_last_answer(monkeypatch: Any) -> None:
+    """At a cap (``closing``) only the answer is offered, whatever a profile's refine says."""
+    from dataclasses import replace
+
+    from tether.decisions import offer as offer_module
+    from tether.decisions.profile import NoProfile
+
+    class Lifts(NoProfile):
+        def refine(self, offer: Offer, state: Any, tools: Any, settings: Any) -> Offer:
+            return replace(offer, final_only=False, calls_only=True)
+
+    monkeypatch.setattr(offer_module, "profile_for", lambda settings: Lifts())
+    state: Any = {"task": "t", "closing": "max_steps"}
+    made = step_offer(state, [], AgentSettings())
+    assert made.final_only and not made.calls_only

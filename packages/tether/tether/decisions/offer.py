@@ -78,8 +78,9 @@ def step_offer(state: AgentState, tools: Sequence[BaseTool], settings: AgentSett
     offered = tuple(profile.offered_tools(state, tools, settings))
     draft = Offer(offered, settings.small_profile, bool(state.get("closing")), profile=profile)
     offer = profile.refine(draft, state, tools, settings)
+    final_only = offer.final_only or draft.final_only  # a cap's last answer: the loop's call
     calls_only = offer.calls_only or look_first(state, offer.callable, settings)
-    return replace(offer, calls_only=calls_only and not offer.final_only)
+    return replace(offer, final_only=final_only, calls_only=calls_only and not final_only)
 
 
 def look_first(state: AgentState, tools: Sequence[BaseTool], settings: AgentSettings) -> bool:
