@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import shlex
-import shutil
 from pathlib import Path
 
 import pytest
@@ -25,15 +23,6 @@ def documented_fields() -> list[str]:
     """The fields the doc's JSON table lists, in its order."""
     section = DOC.split("## The JSON record", 1)[1].split("```", 1)[0]
     return re.findall(r"^\| `(\w+)` \|", section, re.M)
-
-
-def doc_commands() -> list[str]:
-    """Every ``tether replay`` line of the doc's bash blocks on the shipped example logs (the
-    page's other commands read files its Python blocks write: tests/test_docs_examples.py runs
-    them in order)."""
-    blocks = re.findall(r"```bash\n(.*?)```", DOC, re.S)
-    lines = [line for block in blocks for line in block.splitlines()]
-    return [line for line in lines if line.startswith("tether ") and "docs/examples" in line]
 
 
 def test_the_doc_lists_every_field() -> None:
@@ -133,15 +122,3 @@ def test_untrusted_text_does_not_reach_a_terminal_raw(tmp_path: Path) -> None:
     assert "\x1b]52" not in child.output and "\x1b[2J" not in child.output, child.output
     assert "\x07" not in child.output and "\u202e" not in child.output
     assert "[bold red]evil[/]" in child.output and "\\x1b]52;c;" in child.output
-
-
-@pytest.mark.parametrize("command", doc_commands())
-def test_every_command_in_the_doc_runs(tmp_path: Path, command: str) -> None:
-    shutil.copytree(EXAMPLES, tmp_path / "docs" / "examples" / "replay")
-    args = shlex.split(command)
-    assert args[:2] == ["tether", "replay"]
-    done = tether(*args[1:], cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip()
-    if "--chart" in args:
-        assert (tmp_path / args[args.index("--chart") + 1]).read_bytes()[:4] == b"\x89PNG"
