@@ -191,6 +191,17 @@ def test_an_answer_with_nothing_a_result_holds_states_nothing_found() -> None:
     assert not _found_nothing("Done.", fresh=False)  # nothing ran in this run
 
 
+@given(st.text(max_size=200))
+def test_any_answer_text_is_read_without_error_and_a_found_word_backs_it(text: str) -> None:
+    """The answer is the model's text: whatever it holds, the reading ends in a bool; with a
+    word a result holds and the task does not (``shipped``), it is never unbacked; with a
+    change made or nothing run in this run, nothing is."""
+    assert isinstance(_found_nothing(text), bool)
+    assert not _found_nothing(f"{text} shipped")
+    assert not _found_nothing(text, wrote=True)
+    assert not _found_nothing(text, fresh=False)
+
+
 # --- through the graph ------------------------------------------------------------------------
 
 
