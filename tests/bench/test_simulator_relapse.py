@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tether_bench.simulator import PERFECT, STRONG, Persona, model_name
-from tether_bench.simulator.answers import DONE_EN
+from tether_bench.simulator import PERFECT, STRONG, Persona, answers, model_name
 from tether_bench.simulator.personas import persona_from_spec
 from tether_bench.simulator.reading import Constraints, read_request
 
@@ -126,7 +125,8 @@ def test_a_final_answer_sent_back_is_reconsidered_only_for_a_reason(
         sim = simulator(flow, premature)
         first = ask(sim, name, layout, flow, [])
         assert first.kind == "final" and first.fault == "premature_final"
-        sent_back = [Exchange(None, None, text, raw=f"Final Answer: {DONE_EN}")]
+        said = answers.premature(flow["scenario"], 0.0)
+        sent_back = [Exchange(None, None, text, raw=f"Final Answer: {said}")]
         again = ask(sim, name, layout, flow, sent_back)
         if name == "generic":
             assert again.kind == "final"  # the same answer again
@@ -134,7 +134,8 @@ def test_a_final_answer_sent_back_is_reconsidered_only_for_a_reason(
             assert again.tool == "query_order"
     at_zero = simulator(flow, one_fault("premature_final", heed=0.0))
     ask(at_zero, "z", layout, flow, [])
-    sent_back = [Exchange(None, None, pushbacks["names the tool"], raw=DONE_EN)]
+    said = answers.premature(flow["scenario"], 0.0)
+    sent_back = [Exchange(None, None, pushbacks["names the tool"], raw=said)]
     assert ask(at_zero, "z", layout, flow, sent_back).kind == "final"
 
 

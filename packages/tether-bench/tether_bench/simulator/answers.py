@@ -7,10 +7,15 @@ answer without that fact, or with a made-up one.
 
 from __future__ import annotations
 
-from tether_bench.scenarios import Scenario
+import json
+import re
+from functools import cache
+from typing import Any
 
-DONE_EN = "Done, the request has been handled."
-DONE_ZH = "已处理完毕。"
+from tether_bench.scenarios import DATA_DIR, Scenario
+
+_DIGIT = re.compile(r"\d")
+_FIELD = re.compile(r"\{(\w+)\}")
 
 
 def thought_for_step(scenario: Scenario, number: int, total: int) -> str:
@@ -26,8 +31,54 @@ def thought_for_answer(scenario: Scenario) -> str:
     return "I have what the task needs."
 
 
-def premature(scenario: Scenario) -> str:
-    return DONE_ZH if scenario.language == "zh" else DONE_EN
+@cache
+def premature_wordings() -> dict[str, Any]:
+    """The shipped premature answers (``data/premature_answers.json``): wordings per
+    language, and the ``source`` they were adapted from."""
+    text = (DATA_DIR / "premature_answers.json").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def premature(scenario: Scenario, u: float) -> str:
+    """A final answer before the plan is done: one of the shipped wordings in the task's
+    language, picked by the turn's uniform ``u`` (so a run replays the same). A wording that
+    names the task's id or its last call's tool is a candidate only when the task has one;
+    the amount it may state is drawn from ``u`` too, and no call returned it."""
+    fields = {
+        "id": task_id(scenario),
+        "action": scenario.gold_actions[-1].tool.replace("_", " ")
+        if scenario.gold_actions
+        else None,
+        "amount": _amount(scenario, u),
+    }
+    language = "zh" if scenario.language == "zh" else "en"
+    usable = [
+        w
+        for w in premature_wordings()[language]
+        if all(fields.get(name) for name in _FIELD.findall(w))
+    ]
+    wording = usable[min(int(u * len(usable)), len(usable) - 1)]
+    return wording.format(**{k: v or "" for k, v in fields.items()})
+
+
+def task_id(scenario: Scenario) -> str | None:
+    """The id the task is about: the first argument value of the plan with a digit (not a
+    bare number) that the task's text shows."""
+    for step in scenario.gold_actions:
+        for value in step.arguments.values():
+            text = str(value)
+            bare_number = text.replace(".", "").isdigit()
+            if _DIGIT.search(text) and not bare_number and text in scenario.task:
+                return text
+    return None
+
+
+def _amount(scenario: Scenario, u: float) -> str:
+    """A plausible amount, from the digits of ``u`` past the ones that picked the wording."""
+    cents = int(u * 1e9) % 50_000 + 1_000  # 10.00 to 509.99
+    figure = f"{cents // 100}.{cents % 100:02d}"
+    return f"{figure} 元" if scenario.language == "zh" else f"${figure}"
 
 
 def final_answer(scenario: Scenario, facts: list[str], subject: str | None) -> str:

@@ -27,8 +27,9 @@ repeat traits decide (:mod:`.relapse`).
 * ``missing_argument``: the first argument left out.
 * ``unknown_tool``: the planned tool under a near-miss name (``queryOrder``).
 * ``repeat_previous``: the previous call again, identically (a relapse, see above).
-* ``premature_final``: a final answer ("Done, the request has been handled.") before the
-  plan is done.
+* ``premature_final``: a final answer before the plan is done, in one of the wordings of
+  ``data/premature_answers.json`` (a bare "done", the task's id claimed handled, the write
+  claimed by its tool's words, an amount no call returned), picked by the turn's draw.
 """
 
 from __future__ import annotations
@@ -77,13 +78,15 @@ class Draw:
     u_loop: float
     u_shape: float
     u_heed: float
+    u_word: float = 0.0
+    """Which wording a scripted text takes (:mod:`.answers`)."""
 
 
 def draw(seed: int, scenario_id: str, trial: int, index: int) -> Draw:
     """The turn's numbers: a pure function of its key (sha512, not Python's salted hash)."""
     digest = hashlib.sha512(f"{seed}\x1f{scenario_id}\x1f{trial}\x1f{index}".encode()).digest()
     scale = float(1 << 64)
-    u = [int.from_bytes(digest[i : i + 8], "big") / scale for i in range(0, 56, 8)]
+    u = [int.from_bytes(digest[i : i + 8], "big") / scale for i in range(0, 64, 8)]
     return Draw(*u)
 
 

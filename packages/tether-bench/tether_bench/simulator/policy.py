@@ -321,7 +321,8 @@ def _faulty(scenario: Scenario, turn: Turn, fault: FaultKind, draw: Draw, positi
     arguments = dict(turn.arguments or {})
     base = replace(turn, fault=fault, shape=draw.u_shape)
     if fault == "premature_final":
-        return Turn("final", turn.thought, answer=answers.premature(scenario), fault=fault)
+        said = answers.premature(scenario, draw.u_word)
+        return Turn("final", turn.thought, answer=said, fault=fault)
     if fault == "unknown_tool":
         return replace(base, tool=_near_miss(turn.tool or ""))
     if fault in ("missing_argument", "wrong_argument_name"):

@@ -1,0 +1,71 @@
+"""The simulated model's scripted texts: premature answers come in several wordings per
+language, from a shipped file that says where they come from, picked by the run's draws."""
+
+from __future__ import annotations
+
+import re
+
+from tether_bench.scenarios import Scenario
+from tether_bench.simulator import model_name
+from tether_bench.simulator.answers import premature, premature_wordings, task_id
+from tether_bench.simulator.faults import draw
+
+from tests.bench.sim_prompts import request
+from tests.bench.test_simulator_policy import PAY, flow, one_fault, simulator
+
+__all__ = ["flow"]  # the fixture, shared with the policy tests
+
+GRID = [(i + 0.5) / 200 for i in range(200)]
+
+
+def test_the_wordings_file_says_where_they_come_from() -> None:
+    shipped = premature_wordings()
+    assert "<real-runs>/runs.jsonl.gz" in shipped["source"]
+    assert not re.search(r"/(work|tmp|home)/", shipped["source"])
+    for language in ("en", "zh"):
+        assert len(set(shipped[language])) >= 5, language
+        fields = {f for w in shipped[language] for f in re.findall(r"\{(\w+)\}", w)}
+        assert fields <= set(shipped["placeholders"]), language
+
+
+def test_premature_answers_vary_in_the_tasks_language(by_id: dict[str, Scenario]) -> None:
+    for scenario in (by_id[PAY], next(s for s in by_id.values() if s.language == "zh")):
+        said = {premature(scenario, u) for u in GRID}
+        assert len(said) >= 5, scenario.id
+        han = [bool(re.search(r"[\u4e00-\u9fff]", text)) for text in said]
+        assert all(han) if scenario.language == "zh" else not any(han), scenario.id
+        ident = task_id(scenario)
+        assert ident and ident in scenario.task
+        assert any(ident in text for text in said)  # claims naming the task's id
+        assert any(ident not in text for text in said)  # and bare "done" claims
+        assert any(re.search(r"\d+\.\d\d", text) for text in said)  # and a stated amount
+        assert not any("{" in text for text in said)
+
+
+def test_a_task_without_an_id_gets_only_wordings_that_need_none(
+    by_id: dict[str, Scenario],
+) -> None:
+    scenario = by_id[PAY].model_copy(update={"task": "Please pay my order."})
+    assert task_id(scenario) is None
+    said = {premature(scenario, u) for u in GRID}
+    assert said and not any("ORD-" in text for text in said)
+
+
+def test_the_wording_is_a_draw_of_the_turn_and_replays(by_id: dict[str, Scenario]) -> None:
+    scenario = by_id[PAY]
+    picks = [premature(scenario, draw(seed, PAY, 0, 0).u_word) for seed in range(40)]
+    assert picks == [premature(scenario, draw(seed, PAY, 0, 0).u_word) for seed in range(40)]
+    assert len(set(picks)) >= 4
+
+
+def test_the_simulator_sends_the_drawn_wording(flow: dict[str, object]) -> None:
+    scenario = flow["scenario"]
+    assert isinstance(scenario, Scenario)
+    tools = flow["tools"]
+    assert isinstance(tools, dict)
+    for seed in range(3):
+        sim = simulator(flow, one_fault("premature_final"), seed)  # type: ignore[arg-type]
+        body = request("create_agent", scenario.task, tools, [])
+        reply = sim.reply(model_name(PAY, 0, "w"), body)
+        expected = premature(scenario, draw(seed, PAY, 0, 0).u_word)
+        assert expected in str(reply)
