@@ -295,3 +295,59 @@ def test_switching_repeat_previous_off_switches_the_relapse_traits_off() -> None
     off = BackendSpec(kind="sim", disabled_faults=("repeat_previous",)).simulated_persona()
     assert (off.repeat_after_success, off.repeat_after_failure, off.stickiness) == (0, 0, 0)
     assert BackendSpec(kind="sim").simulated_persona().stickiness == STRONG.stickiness
+
+
+def test_a_pushback_counts_for_any_information_it_carries_in_any_agents_words(
+    flow: dict[str, Any],
+) -> None:
+    """After a premature answer with the order looked up, a note is heard when it names a
+    tool not yet run, an argument of a call still to make, an id that call takes, or a status
+    a shown result holds, whichever agent wrote it and however; a generic one is not."""
+    from tether_bench.simulator.reading import Observation
+    from tether_bench.simulator.relapse import names_lack
+
+    plan = flow["scenario"].gold_actions
+    looked_up = [
+        Observation("query_order", "(order_id ORD-2024-001)", json.loads(r))
+        for r in flow["results"][:1]
+    ]
+    status = json.loads(flow["results"][0])["data"]["status"]
+    answer = "All set. Your request is complete."
+    tools = list(flow["tools"])
+    notes = {
+        # tether's final-answer check
+        "tether change": "The task asks for a change that pay_order makes, and no call to "
+        "pay_order has succeeded in this run: make the change, or say why it cannot be made.",
+        # an AgentExecutor observation after an output it could not parse
+        "executor error": f"Invalid or incomplete response. Order ORD-2024-001 is still {status}.",
+        # a LangChain ToolMessage error
+        "tool message": "Error: no payment was made; the amount is still due.",
+        "argument name": "Nothing was charged: compute the member tier discount first.",
+        "other tool": "Use compute_discount before you answer.",
+        "chinese": "还没有付款：请先调用 pay_order。",
+        "status only": f"The order's status is {status}, not done.",
+        "generic": "Are you sure? Please check your answer.",
+        "generic heading": "## Notes from the controller\n- Your last reply could not be used.",
+        "blank": "",
+        "answer words": "Is your request really complete? Are you all set?",
+    }
+    heard = {
+        name: names_lack(note, plan, 1, answer, looked_up, tools) for name, note in notes.items()
+    }
+    assert heard == {
+        "tether change": True,
+        "executor error": True,
+        "tool message": True,
+        "argument name": True,
+        "other tool": True,
+        "chinese": True,
+        "status only": True,
+        "generic": False,
+        "generic heading": False,
+        "blank": False,
+        "answer words": False,
+    }
+    # a value of the answer that no result shows, quoted back, counts; one a result shows does not
+    claimed = "ORD-2024-001 is paid: 999.99 was charged."
+    assert names_lack("Nothing returned 999.99.", plan, 1, claimed, looked_up, tools)
+    assert not names_lack("It is ORD-2024-001 indeed.", plan[:1], 1, claimed, looked_up, [])

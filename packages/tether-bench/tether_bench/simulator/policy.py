@@ -191,7 +191,8 @@ def _decide(
     heard: Heard = "none"
     if last is not None and last.kind == "final":
         said = prose(new_text(view, memory), view.tools | {s.tool for s in plan})
-        if not names_lack(said, plan, position, last.answer or "", view.observations):
+        answer = last.answer or ""
+        if not names_lack(said, plan, position, answer, view.observations, view.tools):
             return Choice(last, "repeat", position)
         if draw.u_heed >= persona.heed:
             return Choice(last, "repeat", position, "pushback")

@@ -17,9 +17,12 @@ successful tool result, outside the model's own words and outside a call's rende
 Nothing else about a note counts: not its heading, its wording or where it sits, so a blank
 or generic note is read as no note, the same in every agent's layout.
 
-After the model's **final answer is sent back**, a note naming a planned tool that has not
-run yet, or a value of the answer that no tool result shows, sends it back to its plan with
-``heed``; otherwise it gives the same answer again.
+After the model's **final answer is sent back**, a note that carries information the model
+can act on (:func:`names_lack`: a tool not yet run, an argument of a planned call not yet
+made, an id or value that call takes, a value a shown result holds that the answer does not
+state, such as a status, or a value of the answer no result shows) sends it back to its plan
+with ``heed``; otherwise it gives the same answer again. How the note is worded never
+counts, only what it names.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from tether_bench.simulator.sessions import Memory, Turn
 
 _VALUE = re.compile(r"[\w.\-]*\d[\w.\-]*")
 _WORD = re.compile(r"[^\W\d_]{4,}")
+_CLAIM = re.compile(r"[\w.@\-]*[\d_@\-][\w.@\-]*")
 
 
 def signature(turn: Turn) -> str:
@@ -95,14 +99,43 @@ def names_lack(
     position: int,
     answer: str,
     observations: Sequence[Observation],
+    tools: Iterable[str] = (),
 ) -> bool:
-    """The pushback names a planned tool not yet run, or a value of the answer that no
-    tool result shows."""
-    if any(_mentions(text, step.tool) for step in plan[position:]):
+    """The pushback carries information the model can act on, however it is worded. It
+    names at least one of:
+
+    * a tool not yet run: a planned call still to make, or a listed tool (``tools``) with no
+      successful result shown;
+    * an argument of a planned call still to make, by its name (``order_id`` or ``order id``)
+      or by its value when that carries a digit (an id, an amount);
+    * a value a shown tool result holds that the answer does not state (a status such as
+      ``pending``, an amount, an id);
+    * a value of the answer that no tool result shows: a token with a digit, ``_``, ``-`` or
+      ``@`` (an id, an amount, an email), quoted back by the note. A plain word of the answer
+      does not count: "your", "request", "been" are as much a generic note's words as the
+      answer's, so counting them would count wording.
+
+    Anything else (a heading, "are you sure?", a tone, an agent's own phrasing) carries
+    nothing, so a generic pushback is read as none in every agent's layout."""
+    pending = list(plan[position:])
+    ran = {o.tool for o in observations if o.ok}
+    named_tools = {step.tool for step in pending} | {t for t in tools if t not in ran}
+    if any(_mentions(text, tool) for tool in named_tools if tool):
         return True
-    shown = " ".join(json.dumps(o.envelope, ensure_ascii=False) for o in observations)
-    unshown = [v for v in _VALUE.findall(answer) if v.strip(".") and v.strip(".") not in shown]
-    return any(_mentions(text, v.strip(".")) for v in unshown)
+    for step in pending:
+        for name, value in step.arguments.items():
+            if _mentions(text, name) or _mentions(text, name.replace("_", " ")):
+                return True
+            if _VALUE.fullmatch(str(value)) and _mentions(text, str(value)):
+                return True
+    said = answer.casefold()
+    held = {v for o in observations if o.ok for v in _known(o) if len(v) >= 3}
+    if any(v.casefold() not in said and _mentions(text, v) for v in held):
+        return True
+    shown = " ".join(json.dumps(o.envelope, ensure_ascii=False) for o in observations).casefold()
+    claims = {v.strip(".-_@") for v in _CLAIM.findall(answer)}
+    unshown = [v for v in claims if v and v.casefold() not in shown]
+    return any(_mentions(text, v) for v in unshown)
 
 
 def _known(result: Observation | None) -> list[str]:
