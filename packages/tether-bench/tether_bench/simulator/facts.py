@@ -46,7 +46,7 @@ from typing import Any
 
 from tether_bench.scenarios import NumberOutput, RequiredOutput, TextOutput, ToolAction
 from tether_bench.simulator import written
-from tether_bench.simulator.reading import PromptView
+from tether_bench.simulator.reading import PromptView, holds
 from tether_bench.simulator.written import Kind
 
 _DIGIT = re.compile(r"\d")
@@ -70,9 +70,7 @@ def visible(value: Any, view: PromptView) -> bool:
     number = written.as_number(text)
     if number is not None:
         return number in known_numbers(view.text)
-    return text.casefold() in view.text.casefold() or written.plain(text) in written.plain(
-        view.text
-    )
+    return holds(view.text, text) or written.plain(text) in written.plain(view.text)
 
 
 @lru_cache(maxsize=256)
@@ -144,7 +142,7 @@ def output_fact(output: RequiredOutput, view: PromptView, *, needs_context: bool
         return output.text
     folded = view.text.casefold()
     for wording in wordings:
-        if wording.casefold() in folded:
+        if holds(view.text, wording):
             return wording
     last = output.text.split()[-1] if output.text.split() else ""
     if len(last) >= 3 and re.search(rf"(?<!\w){re.escape(last.casefold())}(?!\w)", folded):

@@ -109,8 +109,7 @@ def _shown_after(
 def _shows(obs: Observation, step: ToolAction) -> bool:
     if not obs.ok or obs.tool != step.tool:
         return False
-    call = obs.call_text.casefold()
-    return all(str(v).casefold() in call for v in step.arguments.values() if grounded(v))
+    return all(obs.call_holds(v) for v in step.arguments.values() if grounded(v))
 
 
 def decide(

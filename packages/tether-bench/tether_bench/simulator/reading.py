@@ -27,6 +27,7 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
+from functools import lru_cache
 from typing import Any, Literal
 
 Protocol = Literal["react", "tools", "json"]
@@ -60,6 +61,10 @@ class Observation:
     @property
     def ok(self) -> bool:
         return self.envelope.get("status") == "success"
+
+    def call_holds(self, value: object) -> bool:
+        """The call written before the result holds this value (see :func:`holds`)."""
+        return holds(self.call_text, value)
 
     def signature(self) -> str:
         """The result without its meta (what the tool answered, not how the loop saw it)."""
@@ -297,6 +302,25 @@ def untimed(text: str) -> str:
     in JSON written inside a JSON string) replaced by 0: two prompts that differ only in how
     long their calls took read the same."""
     return _TIMING.sub(r"\g<1>0", text)
+
+
+@lru_cache(maxsize=4096)
+def written_forms(value: str) -> frozenset[str]:
+    """The ways a value can stand in a prompt: as is, and as a JSON string's content, once or
+    twice escaped (JSON written inside JSON), with non-ASCII letters kept or as ``\\uXXXX``:
+    a value with a quote, a backslash or a Chinese letter is escaped inside a call's
+    arguments, and the escaped text is what the prompt shows."""
+    forms = {value}
+    for _ in range(2):
+        forms |= {json.dumps(f, ensure_ascii=a)[1:-1] for f in forms for a in (False, True)}
+    return frozenset(f.casefold() for f in forms)
+
+
+def holds(text: str, value: object) -> bool:
+    """The text shows this value in one of its :func:`written_forms` (case folded), so a
+    value written inside JSON is compared as the same JSON would write it."""
+    folded = text.casefold()
+    return any(form in folded for form in written_forms(str(value)))
 
 
 def envelopes(text: str) -> Iterator[tuple[int, int, dict[str, Any]]]:

@@ -54,9 +54,9 @@ def in_loop(memory: Memory) -> bool:
 
 def last_result(observations: Sequence[Observation], turn: Turn) -> Observation | None:
     """The latest result shown for this call (its tool, its argument values in the call)."""
-    values = [str(v).casefold() for v in (turn.arguments or {}).values()]
+    values = list((turn.arguments or {}).values())
     for obs in reversed(observations):
-        if obs.tool == turn.tool and all(v in obs.call_text.casefold() for v in values):
+        if obs.tool == turn.tool and all(obs.call_holds(v) for v in values):
             return obs
     return None
 
