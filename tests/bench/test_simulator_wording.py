@@ -69,3 +69,46 @@ def test_the_simulator_sends_the_drawn_wording(flow: dict[str, object]) -> None:
         reply = sim.reply(model_name(PAY, 0, "w"), body)
         expected = premature(scenario, draw(seed, PAY, 0, 0).u_word)
         assert expected in str(reply)
+
+
+def test_refusals_and_questions_vary_and_keep_what_the_scenarios_read(
+    scenarios: list[Scenario],
+) -> None:
+    """Every wording of a refusal says it cannot, and every request for a fact names it, in
+    both languages: what a stopped-early scenario's required outputs read."""
+    from tether_bench.scenarios import missing_outputs
+    from tether_bench.simulator.answers import (
+        ask_for,
+        final_answer,
+        no_tool,
+        scripted_wordings,
+        what_to_do,
+    )
+
+    shipped = scripted_wordings()
+    assert "<real-runs>/runs.jsonl.gz" in shipped["source"]
+    refusal = next(s for s in scenarios if "no-suitable-tool" in s.tags)
+    cannot = refusal.required_outputs
+    for language in ("en", "zh"):
+        scenario = refusal.model_copy(update={"language": language})
+        texts = {
+            "no_tool": {no_tool(scenario, "pay_order", u) for u in GRID},
+            "ask_for": {ask_for(scenario, "order_id", u) for u in GRID},
+            "what_to_do": {what_to_do(scenario, u) for u in GRID},
+        }
+        for kind, said in texts.items():
+            assert len(said) == len(shipped[kind][language]) >= 3, (kind, language)
+            if kind == "no_tool":
+                assert all(not missing_outputs(text, cannot) for text in said), said
+            if kind == "ask_for":
+                assert all("order id" in text for text in said), said
+        stopped = [s for s in scenarios if s.expected_termination == "stopped_early"]
+        for case in stopped:
+            case = case.model_copy(update={"language": language})
+            for u in GRID[::20]:
+                text = final_answer(case, ["shipped"], None, u)
+                if "no-suitable-tool" in case.tags:
+                    assert not missing_outputs(text, cannot), text
+                else:
+                    assert "shipped" in text
+                    assert not missing_outputs(text, cannot), text  # it says it cannot

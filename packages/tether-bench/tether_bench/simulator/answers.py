@@ -81,39 +81,46 @@ def _amount(scenario: Scenario, u: float) -> str:
     return f"{figure} 元" if scenario.language == "zh" else f"${figure}"
 
 
-def final_answer(scenario: Scenario, facts: list[str], subject: str | None) -> str:
+@cache
+def scripted_wordings() -> dict[str, Any]:
+    """The shipped refusals and questions (``data/scripted_texts.json``): wordings per kind
+    and language, and the ``source`` they follow."""
+    loaded: dict[str, Any] = json.loads(
+        (DATA_DIR / "scripted_texts.json").read_text(encoding="utf-8")
+    )
+    return loaded
+
+
+def scripted(kind: str, scenario: Scenario, u: float, **fields: str) -> str:
+    """One wording of ``kind`` in the task's language, picked by the turn's uniform ``u``
+    (``u`` = 0 gives the first, the simulator's wording before it had a choice)."""
+    wordings = scripted_wordings()[kind]["zh" if scenario.language == "zh" else "en"]
+    return str(wordings[min(int(u * len(wordings)), len(wordings) - 1)]).format(**fields)
+
+
+def final_answer(scenario: Scenario, facts: list[str], subject: str | None, u: float = 0.0) -> str:
     """The answer: the facts it found (a refusal when the task calls for stopping early)."""
     zh = scenario.language == "zh"
     listed = ("；" if zh else "; ").join(facts)
     if scenario.expected_termination == "stopped_early":
         if "no-suitable-tool" in scenario.tags:  # the plan's own reason for stopping
-            return no_tool(scenario, "do this")
-        if zh:
-            return f"无法完成这个请求（{listed}）。"
-        return f"I cannot complete this request ({listed})."
+            return no_tool(scenario, "do this", u)
+        return scripted("cannot", scenario, u, listed=listed)
     if zh:
         return f"结果（{subject}）：{listed}。" if subject else f"结果：{listed}。"
     return f"Result for {subject}: {listed}." if subject else f"Result: {listed}."
 
 
-def ask_for(scenario: Scenario, field: str) -> str:
-    """The refusal of a model that lacks a fact the task should have given."""
-    name = field.replace("_", " ")
-    if scenario.language == "zh":
-        return f"无法完成这个请求：任务没有给出 {name}，请提供。"
-    return f"I cannot complete this request: the task does not give the {name}. Please provide it."
+def ask_for(scenario: Scenario, field: str, u: float = 0.0) -> str:
+    """The refusal of a model that lacks a fact the task should have given: it names it."""
+    return scripted("ask_for", scenario, u, name=field.replace("_", " "))
 
 
-def what_to_do(scenario: Scenario) -> str:
+def what_to_do(scenario: Scenario, u: float = 0.0) -> str:
     """The question of a model that sees a message but not what the user wants done."""
-    if scenario.language == "zh":
-        return "请问您希望我做什么？请告诉我具体要办理的事项。"
-    return "What would you like me to do? Please tell me what you need."
+    return scripted("what_to_do", scenario, u)
 
 
-def no_tool(scenario: Scenario, tool: str) -> str:
+def no_tool(scenario: Scenario, tool: str, u: float = 0.0) -> str:
     """The refusal of a model whose prompt lists no tool for the step it needs."""
-    name = tool.replace("_", " ")
-    if scenario.language == "zh":
-        return f"无法完成这个请求：没有可以执行 {name} 的工具。"
-    return f"I cannot complete this request: no tool I have can {name}."
+    return scripted("no_tool", scenario, u, tool=tool.replace("_", " "))

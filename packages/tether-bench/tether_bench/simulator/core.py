@@ -169,7 +169,9 @@ def _choose(
     position = progress(scenario.gold_actions, view)
     if unseen_work(whole, view, user_turn, position):
         turn = Turn(
-            "final", answers.thought_for_answer(scenario), answer=answers.what_to_do(scenario)
+            "final",
+            answers.thought_for_answer(scenario),
+            answer=answers.what_to_do(scenario, turn_draw.u_word),
         )
         return Choice(turn, "ask", position)
     return decide(scenario, view, memory, turn_draw, persona)

@@ -285,7 +285,9 @@ def _call(
     plan = scenario.gold_actions
     step = plan[position]
     if not view.offers(step.tool):
-        return _final(scenario, answers.no_tool(scenario, step.tool), "no_tool", position)
+        return _final(
+            scenario, answers.no_tool(scenario, step.tool, draw.u_word), "no_tool", position
+        )
     move: Move = "fix" if fixing else "plan"
     arguments = dict(step.arguments)
     missing = missing_arguments(step, view)
@@ -295,7 +297,9 @@ def _call(
     elif missing:
         source = _requery_source(plan, position, view)
         if source is None:
-            return _final(scenario, answers.ask_for(scenario, missing[0]), "ask", position)
+            return _final(
+                scenario, answers.ask_for(scenario, missing[0], draw.u_word), "ask", position
+            )
         step, arguments, move = plan[source], dict(plan[source].arguments), "requery"
     thought = answers.thought_for_step(scenario, position + 1, len(plan))
     turn = Turn("action", thought, step.tool, arguments, intended_tool=step.tool)
@@ -359,7 +363,7 @@ def _answer(
         move = "invent"
     subject = _subject(plan, view)
     stated = [f for f in facts if f and f != subject]
-    text = answers.final_answer(scenario, stated, subject)
+    text = answers.final_answer(scenario, stated, subject, draw.u_word)
     return _final(scenario, text, move, position)
 
 
