@@ -71,11 +71,13 @@ def test_the_simulator_sends_the_drawn_wording(flow: dict[str, object]) -> None:
         assert expected in str(reply)
 
 
-def test_refusals_and_questions_vary_and_keep_what_the_scenarios_read(
+def test_refusals_and_questions_vary_and_read_as_what_they_stand_for(
     scenarios: list[Scenario],
 ) -> None:
-    """Every wording of a refusal says it cannot, and every request for a fact names it, in
-    both languages: what a stopped-early scenario's required outputs read."""
+    """Every wording of a refusal, a request for a fact and a question is read by the judge's
+    own claim reader as what it stands for, in both languages, and states the required
+    outputs of every shipped stopped-early scenario."""
+    from tether_bench.claims import read_claims
     from tether_bench.scenarios import missing_outputs
     from tether_bench.simulator.answers import (
         ask_for,
@@ -87,28 +89,32 @@ def test_refusals_and_questions_vary_and_keep_what_the_scenarios_read(
 
     shipped = scripted_wordings()
     assert "<real-runs>/runs.jsonl.gz" in shipped["source"]
-    refusal = next(s for s in scenarios if "no-suitable-tool" in s.tags)
-    cannot = refusal.required_outputs
+    stopped = [s for s in scenarios if s.expected_termination == "stopped_early"]
     for language in ("en", "zh"):
-        scenario = refusal.model_copy(update={"language": language})
+        scenario = stopped[0].model_copy(update={"language": language})
         texts = {
-            "no_tool": {no_tool(scenario, "pay_order", u) for u in GRID},
+            "no_tool": {no_tool(scenario, "update_shipping_address", u) for u in GRID},
             "ask_for": {ask_for(scenario, "order_id", u) for u in GRID},
             "what_to_do": {what_to_do(scenario, u) for u in GRID},
         }
         for kind, said in texts.items():
             assert len(said) == len(shipped[kind][language]) >= 3, (kind, language)
-            if kind == "no_tool":
-                assert all(not missing_outputs(text, cannot) for text in said), said
-            if kind == "ask_for":
-                assert all("order id" in text for text in said), said
-        stopped = [s for s in scenarios if s.expected_termination == "stopped_early"]
+            for text in said:
+                claims = read_claims(text)
+                if kind == "no_tool":
+                    assert claims.refuses and claims.says_no_tool, text
+                    assert not claims.asks_for_information, text
+                else:
+                    assert claims.asks_for_information and not claims.says_no_tool, text
+                if kind == "ask_for":
+                    assert "order id" in text, text
         for case in stopped:
             case = case.model_copy(update={"language": language})
             for u in GRID[::20]:
                 text = final_answer(case, ["shipped"], None, u)
+                claims = read_claims(text)
+                assert claims.refuses and not claims.asks_for_information, text
                 if "no-suitable-tool" in case.tags:
-                    assert not missing_outputs(text, cannot), text
+                    assert claims.says_no_tool and not missing_outputs(text, case.required_outputs)
                 else:
-                    assert "shipped" in text
-                    assert not missing_outputs(text, cannot), text  # it says it cannot
+                    assert "shipped" in text and not claims.says_no_tool, text
