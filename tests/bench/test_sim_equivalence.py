@@ -86,6 +86,9 @@ def test_each_agents_real_prompt_gives_the_same_decisions(flow: dict[str, Any], 
             acts = {}
             if case == "refusal":  # the history shows a well-formed call refused: no faults
                 model = model.with_overrides(fault_rate=0.0)
+            if case == "invalid format":  # the note answers a call: not after an answer
+                weights = model.fault_weights | {"premature_final": 0.0}
+                model = model.with_overrides(fault_weights=weights)
             for layout in layouts:
                 sim = simulator(flow, model, seed)
                 for history in stages(flow, case, layout):

@@ -71,8 +71,9 @@ def repeat_rate(persona: Persona, memory: Memory, result: Observation | None) ->
 
 
 def prose(feedback: str, tools: Iterable[str]) -> str:
-    """The feedback without successful tool results and without call renderings: what a
-    note says, as opposed to what a tool returned or what the model itself called."""
+    """The feedback without successful tool results and without call renderings (``name(...)``,
+    or a ReAct ``Action:`` line with its ``Action Input:``): what a note says, as opposed to
+    what a tool returned or what the model itself called, in every agent's layout alike."""
     kept, at = [], 0
     for start, end, value in envelopes(feedback):
         if value.get("status") == "success":
@@ -81,7 +82,8 @@ def prose(feedback: str, tools: Iterable[str]) -> str:
     text = "".join(kept) + feedback[at:]
     for tool in sorted(set(tools), key=len, reverse=True):
         text = re.sub(rf"(?<![\w]){re.escape(tool)}\([^\n]*?\)", " ", text)
-    return text
+        text = re.sub(rf"Action:[ \t]*{re.escape(tool)}[ \t]*(?=\n|$)", " ", text)
+    return re.sub(r"Action Input:[^\n]*", " ", text)  # a call's input in ReAct text
 
 
 def names_call(text: str, turn: Turn, result: Observation | None) -> bool:
