@@ -65,6 +65,8 @@ def test_the_measures_count_as_the_real_figures_define_them() -> None:
         {"fault": "bad_json", "move": "fault"},
         {"fault": "bad_json", "move": "repeat"},
         {"fault": None, "move": "fix"},
+        {"fault": "text_and_call", "move": "fault"},  # tau2 rejects it; every client runs it
+        {"fault": "empty_reply", "move": "fault"},  # both: rejected, and no call for a client
     ]
     record = RunRecord(
         agent="a",
@@ -89,7 +91,8 @@ def test_the_measures_count_as_the_real_figures_define_them() -> None:
         "repeat_after_failure": (1, 1),
         "repeat_after_success": (2, 3),  # x->x, x->x, x->y
         "stickiness": (2, 3),  # after x,x: x, x (yes, yes), then y (no)
-        "malformed": (2, 3),
-        "format_fixed": (1, 2),  # the second bad reply was fixed, the first repeated
+        "malformed": (2, 5),  # text and a call, an empty reply: tau2's rule
+        "native_breaking": (3, 5),  # the call written as text (twice), the empty reply
+        "format_fixed": (1, 3),  # the second bad reply was fixed; the first and last not
         "no_call": (1, 2),
     }

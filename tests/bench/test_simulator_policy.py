@@ -20,7 +20,8 @@ from tether_bench.simulator import (
     model_name,
     persona,
 )
-from tether_bench.simulator.faults import CALL_FAULTS
+from tether_bench.simulator.faults import CALL_FAULTS, possible
+from tether_bench.simulator.reading import Constraints
 from tether_bench.simulator.render import render
 from tether_bench.simulator.sessions import Turn
 from tether_bench.worlds import WorldFactory, prepare
@@ -216,23 +217,41 @@ def test_every_call_fault_takes_each_protocols_own_shape(kind: str) -> None:
     args = {"order_id": "ORD-2024-001"}
     turn = Turn("action", "t", "query_order", args, fault=kind, shape=0.2)  # type: ignore[arg-type]
     react = render(turn, protocol="react", call_id="c").content or ""
-    native = render(turn, protocol="tools", call_id="c").tool_call
+    native_reply = render(turn, protocol="tools", call_id="c")
+    native = native_reply.tool_call
     as_json = render(turn, protocol="json", call_id="c").content or ""
+    if kind == "empty_reply":  # no text, no call, in every protocol
+        assert react == as_json == "" and native is None and native_reply.content == ""
+        return
+    if kind == "bad_json":  # a native call the model broke comes as text, as the real runs show
+        assert native is None and '"name": "query_order"' in (native_reply.content or "")
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(react.split("Action Input: ")[1])
+        with pytest.raises(json.JSONDecodeError):
+            json.loads(as_json)
+        return
     assert native is not None and native["function"]["name"] == "query_order"
     if kind == "missing_input":
         assert "Action Input" not in react and native["function"]["arguments"] == ""
         assert "arguments" not in json.loads(as_json)["action"]
-    elif kind == "bad_json":
-        with pytest.raises(json.JSONDecodeError):
-            json.loads(react.split("Action Input: ")[1])
-        with pytest.raises(json.JSONDecodeError):
-            json.loads(native["function"]["arguments"])
-        with pytest.raises(json.JSONDecodeError):
-            json.loads(as_json)
     else:  # content faults read the same in every protocol
         written = json.loads(react.split("Action Input: ")[1])
         assert written == json.loads(native["function"]["arguments"])
         assert written == json.loads(as_json)["action"]["arguments"]
+
+
+def test_text_beside_a_call_keeps_the_call_whole_where_the_model_writes_freely() -> None:
+    args = {"order_id": "ORD-2024-001"}
+    turn = Turn("action", "I will look it up.", "query_order", args, fault="text_and_call")
+    native = render(turn, protocol="tools", call_id="c")
+    assert native.content == "I will look it up." and native.tool_call is not None
+    assert json.loads(native.tool_call["function"]["arguments"]) == args
+    assert native.message()["content"] == "I will look it up."
+    react = render(turn, protocol="react", call_id="c").content or ""
+    assert json.loads(react.split("Action Input: ")[1]) == args
+    free, grammar = Constraints(), Constraints(valid_json=True)
+    assert possible("text_and_call", free) and not possible("text_and_call", grammar)
+    assert possible("empty_reply", free) and not possible("empty_reply", grammar)
 
 
 def test_personas_are_named_and_every_parameter_is_documented() -> None:

@@ -6,7 +6,7 @@ protocol's own shape (see :mod:`.render`). **Fault rates per protocol**: a fault
 the same rate whatever the protocol, but one that the request's constrained decoding cannot
 produce is not made (the turn goes as planned; see :class:`.reading.Constraints`):
 
-| request | bad_json | missing_input | wrong_argument_name, missing_argument | unknown_tool |
+| request | bad_json, empty_reply, text_and_call | missing_input | argument faults | unknown_tool |
 |---|---|---|---|---|
 | ReAct text; native tools with ``tool_choice`` auto | yes | yes | yes | yes |
 | ``response_format`` json_object | no | yes | yes | yes |
@@ -14,13 +14,23 @@ produce is not made (the turn goes as planned; see :class:`.reading.Constraints`
 | native tools, ``tool_choice`` required or named (guided decoding) | no | no | no | no |
 | native tools, every function ``strict`` | no | no | no | yes |
 
+A fault the request rules out is not made; with the persona's ``constrained_cost`` it costs
+the turn anyway (the grammar forces the broken output into a valid call whose first value
+is made up, :mod:`.policy`); the cost is the same whatever asked for the constraint.
+
 ``premature_final`` is possible wherever an answer is: not under a JSON schema whose every
 branch names a tool, nor with ``tool_choice`` ``required`` or naming a tool.
 ``repeat_previous`` is never drawn here: it is the label of a relapse, which the persona's
 repeat traits decide (:mod:`.relapse`).
 
-* ``bad_json``: the arguments are not valid JSON (curly quotes, or the closing brace never
-  came); in ReAct text that is the Action Input, in a tool call the ``arguments`` string.
+* ``bad_json``: the call cannot be read as a call. In ReAct text the Action Input is not
+  valid JSON (curly quotes, or the closing brace never came); for native tools the call is
+  written as text (``{"name": ..., "arguments": ...}`` in the content, no ``tool_calls``), as
+  a server's tool-call parser returns a call it cannot read and as the real runs show it.
+* ``empty_reply``: an empty reply (no text, no call).
+* ``text_and_call``: text beside the planned call (the call itself is well formed): a native
+  client runs the call; in ReAct text the text is the Thought; the real runs' most frequent
+  "format error" (tau2-bench rejects such a message), harmless to the clients here.
 * ``missing_input``: the call comes without arguments (no Action Input line; an empty
   ``arguments`` string; a JSON action without ``arguments``).
 * ``wrong_argument_name``: one argument under a wrong name (``order_id`` as ``orderId``).
@@ -49,6 +59,8 @@ FaultKind = Literal[
     "unknown_tool",
     "repeat_previous",
     "premature_final",
+    "empty_reply",
+    "text_and_call",
 ]
 FAULT_KINDS: tuple[FaultKind, ...] = (
     "bad_json",
@@ -58,13 +70,28 @@ FAULT_KINDS: tuple[FaultKind, ...] = (
     "unknown_tool",
     "repeat_previous",
     "premature_final",
+    "empty_reply",
+    "text_and_call",
 )
 CALL_FAULTS: frozenset[FaultKind] = frozenset(
-    {"bad_json", "missing_input", "wrong_argument_name", "missing_argument", "unknown_tool"}
+    {
+        "bad_json",
+        "missing_input",
+        "wrong_argument_name",
+        "missing_argument",
+        "unknown_tool",
+        "empty_reply",
+    }
 )
 """Faults that garble the planned call itself (only possible when a call is planned)."""
-FORMAT_FAULTS: frozenset[FaultKind] = frozenset({"bad_json", "missing_input"})
-"""Faults in the reply's shape rather than its content."""
+FORMAT_FAULTS: frozenset[FaultKind] = frozenset({"bad_json", "missing_input", "empty_reply"})
+"""Faults in the reply's shape rather than its content that leave no usable call."""
+TAU2_FORMAT_FAULTS: frozenset[FaultKind] = frozenset({"text_and_call", "empty_reply"})
+"""What tau2-bench rejects for its format (a message with text and calls together, or an
+empty one): the real runs' "malformed" count, which the calibration matches."""
+NATIVE_BREAKING_FAULTS: frozenset[FaultKind] = frozenset({"bad_json", "empty_reply"})
+"""What leaves a native tool-calling client no call to run: an empty reply, or the call
+written as text (a server's tool-call parser that cannot read a call returns it as text)."""
 
 
 @dataclass(frozen=True)
@@ -112,6 +139,10 @@ def possible(kind: FaultKind, constraints: Constraints) -> bool:
         return not constraints.arguments_fixed
     if kind == "premature_final":
         return constraints.answers_allowed
+    if kind == "empty_reply":  # a grammar admits no empty reply; a forced call is a call
+        return not constraints.valid_json and constraints.answers_allowed
+    if kind == "text_and_call":  # text beside a call: only where the model writes freely
+        return not constraints.valid_json
     return True
 
 

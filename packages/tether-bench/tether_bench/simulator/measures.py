@@ -8,9 +8,13 @@ them and its residuals published. Definitions follow the figures' own:
 * **repeat of the previous call**: a call identical to the run's previous call, over all
   calls after the first; split by whether that previous call failed or succeeded;
 * **stickiness**: P(call i+1 = call i | call i = call i-1);
-* **malformed replies**: model turns whose reply could not be used for its format;
-* **format fixed after one message**: of those, the ones whose next turn was not the same
-  malformed reply again;
+* **malformed replies**: model turns tau2-bench would reject for their format (text and a
+  call together, or an empty reply), the real figure's definition;
+* **no call for a native client**: model turns that leave a native tool-calling client no
+  call (an empty reply, or the call written as text);
+* **format fixed after one message**: of the replies that leave the client no usable call
+  (broken JSON, a missing Action Input, an empty reply), the ones whose next turn was not the
+  same reply again (the real figure: tau2's rejected replies fixed after its message);
 * **no tool call**: runs of tasks that need a tool in which no call reached a tool.
 
 Calls are the model's: of the registry calls one model turn made, the last (the harness
@@ -27,7 +31,11 @@ from dataclasses import dataclass
 
 from tether_bench.records import RunRecord, ToolCall
 from tether_bench.scenarios import Scenario
-from tether_bench.simulator.faults import FORMAT_FAULTS
+from tether_bench.simulator.faults import (
+    FORMAT_FAULTS,
+    NATIVE_BREAKING_FAULTS,
+    TAU2_FORMAT_FAULTS,
+)
 
 
 @dataclass(frozen=True)
@@ -56,11 +64,13 @@ QWEN_TARGETS = (
     Target("repeat_after_failure", "P(repeat | previous call failed)", Ratio(23, 72)),
     Target("repeat_after_success", "P(repeat | previous call succeeded)", Ratio(6, 225)),
     Target("stickiness", "P(3rd identical | 2 identical)", Ratio(13, 23)),
-    Target("malformed", "malformed replies per model turn", Ratio(128, 782)),
+    Target("malformed", "replies tau2 rejects for format, per model turn", Ratio(128, 782)),
+    Target("native_breaking", "replies that leave a native client no call", Ratio(47, 782)),
     Target("format_fixed", "format fixed after one message naming it", Ratio(83, 128)),
     Target("no_call", "runs with no tool call (tasks that need one)", Ratio(1, 30)),
 )
-"""Qwen2.5-7B-Instruct on tau2 airline (50 runs), the one 7B model of the real runs."""
+"""Qwen2.5-7B-Instruct on tau2 airline (50 runs), the one 7B model of the real runs; the
+format counts from benchmarks/format_faults.py."""
 
 
 def _signature(call: ToolCall) -> str:
@@ -71,7 +81,11 @@ def measure(records: Iterable[RunRecord], scenarios: Sequence[Scenario]) -> dict
     """Every measure of :data:`QWEN_TARGETS` over these runs."""
     needs_tool = {s.id for s in scenarios if s.gold_actions}
     counts = dict.fromkeys(
-        ("after_fail", "fail", "after_ok", "ok", "third", "two", "bad", "turns", "fixed"), 0
+        (
+            *("after_fail", "fail", "after_ok", "ok", "third", "two", "bad", "turns"),
+            *("fixed", "tau2", "native"),
+        ),
+        0,
     )
     no_call = runs = 0
     for record in records:
@@ -84,7 +98,8 @@ def measure(records: Iterable[RunRecord], scenarios: Sequence[Scenario]) -> dict
         "repeat_after_failure": Ratio(counts["after_fail"], counts["fail"]),
         "repeat_after_success": Ratio(counts["after_ok"], counts["ok"]),
         "stickiness": Ratio(counts["third"], counts["two"]),
-        "malformed": Ratio(counts["bad"], counts["turns"]),
+        "malformed": Ratio(counts["tau2"], counts["turns"]),
+        "native_breaking": Ratio(counts["native"], counts["turns"]),
         "format_fixed": Ratio(counts["fixed"], counts["bad"]),
         "no_call": Ratio(no_call, runs),
     }
@@ -114,6 +129,8 @@ def _count_repeats(registry_calls: Sequence[ToolCall], counts: dict[str, int]) -
 def _count_format(decisions: Sequence[dict[str, object]], counts: dict[str, int]) -> None:
     counts["turns"] += len(decisions)
     for i, decision in enumerate(decisions):
+        counts["tau2"] += decision.get("fault") in TAU2_FORMAT_FAULTS
+        counts["native"] += decision.get("fault") in NATIVE_BREAKING_FAULTS
         if decision.get("fault") in FORMAT_FAULTS:
             counts["bad"] += 1
             following = decisions[i + 1] if i + 1 < len(decisions) else None

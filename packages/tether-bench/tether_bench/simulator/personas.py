@@ -73,6 +73,12 @@ class Persona(BaseModel):
     """Chance of a third identical call once the last two were identical: a loop is a state
     of the run, not a fresh draw each turn. Replaces the two rates above while it lasts."""
 
+    constrained_cost: Probability = Field(default=0.0, ge=0, le=1)
+    """Chance that a call fault the request's constrained decoding rules out (broken JSON,
+    a wrong tool or argument name under a grammar) costs the turn anyway: the grammar forces
+    the output into a valid call whose first argument is made up. **No real figure**: 0 (no
+    cost, for every agent alike) by default, and reported as a grid."""
+
     heed: Probability = Field(ge=0, le=1)
     """Chance of acting on a note that carries what to change: about a call the model just
     made, a note naming that call and what the run already knows of it (then the call is not
@@ -96,18 +102,40 @@ class Persona(BaseModel):
 QWEN_FORMAT_FIX = 83 / 128
 """Qwen2.5-7B fixed 83 of 128 replies after one message naming their format error."""
 
+QWEN_FORMAT = {"text_and_call": 110, "empty_reply": 18, "bad_json": 29}
+"""Qwen2.5-7B's format errors in 782 replies (benchmarks/format_faults.py over the real runs):
+text and a call together (tau2 rejects it; a native client runs the call), an empty reply,
+and the call written as text (the two that leave a native client no call)."""
+QWEN_REPLIES = 782
+TURNS_PER_CALL_TURN = 0.745
+"""Simulated model turns that plan a call, per model turn (answer turns draw no fault):
+measured on the calibration run, so a per-call rate of r shows as r x 0.745 per turn."""
+
+
+def _per_call(kind: str) -> float:
+    return round(100 * QWEN_FORMAT[kind] / QWEN_REPLIES / TURNS_PER_CALL_TURN, 2)
+
+
+_STRONG_WEIGHTS = _weights(
+    text_and_call=_per_call("text_and_call"),
+    empty_reply=_per_call("empty_reply"),
+    bad_json=_per_call("bad_json"),
+    missing_input=0.0,
+    wrong_argument_name=2.13,
+    missing_argument=2.13,
+    unknown_tool=1.78,
+    repeat_previous=0.0,
+    premature_final=2.13,
+)
+"""Each kind's chance per planned call, in percent: the format kinds from the real counts,
+the others the absolute rates the design-note fit gave them (0.27 x weight / 7.6 before the
+format kinds were split by client: 2.13, 2.13, 1.78, 2.13). ``missing_input`` (a ReAct reply
+without its Action Input) has no real figure: 0 here, raised in ``sloppy``."""
+
 STRONG = Persona(
     name="strong",
-    fault_rate=0.27,
-    fault_weights=_weights(
-        bad_json=4.5,
-        missing_input=0.8,
-        wrong_argument_name=0.6,
-        missing_argument=0.6,
-        unknown_tool=0.5,
-        repeat_previous=0.0,
-        premature_final=0.6,
-    ),
+    fault_rate=round(sum(_STRONG_WEIGHTS.values()) / 100, 4),
+    fault_weights=_STRONG_WEIGHTS,
     fix_rate=round(QWEN_FORMAT_FIX, 3),
     blind_fix_rate=0.3,
     invent_rate=0.1,
@@ -119,12 +147,23 @@ STRONG = Persona(
 """Fitted to Qwen2.5-7B-Instruct (tau2 airline): re-issues a call after 23 of 72 failures
 and 6 of 225 successes (that count includes loop continuations, so the rate of starting one
 is set lower, 0.015, to match it); a third identical call follows two in 13 of 23 cases;
-fixes 83 of 128 replies after an error naming the format; about 16% of its replies are
-malformed (128 of 782). ``fault_rate`` sits between that and the design note's AgentExecutor
-figure (78% tool-call success), which pull apart. ``heed`` has no real figure: it takes the
-one measured response to a message naming what to change (the format fix), and the README's
+fixes 83 of 128 replies after an error naming the format; of its 782 replies 110 put text
+and a call together, 18 are empty and 29 write the call as text (:data:`QWEN_FORMAT`), each
+a fault kind of its own, so each client meets the ones that break it. ``heed`` has no real
+figure: it takes the one measured response to a message naming what to change (the
+format fix), and the README's
 grid shows 0, 0.5 and 0.9. ``blind_fix_rate`` and ``invent_rate`` keep the design note's
 fit. docs/benchmark.md publishes every residual."""
+
+_SLOPPY_WEIGHTS = _STRONG_WEIGHTS | {
+    "bad_json": round(3 * _STRONG_WEIGHTS["bad_json"], 2),
+    "empty_reply": round(3 * _STRONG_WEIGHTS["empty_reply"], 2),
+    "missing_input": 3.0,
+    "wrong_argument_name": round(2 * _STRONG_WEIGHTS["wrong_argument_name"], 2),
+}
+"""``strong``'s per-call rates with the faults that break a format raised: the call written
+as text and the empty reply three times as often, a ReAct call without its Action Input at
+3%, a wrong argument name twice as often."""
 
 PERSONAS: dict[str, Persona] = {
     "strong": STRONG,
@@ -136,13 +175,13 @@ PERSONAS: dict[str, Persona] = {
     ),
     "sloppy": STRONG.with_overrides(
         name="sloppy",
-        fault_weights=_weights(
-            bad_json=4.0, missing_input=3.0, wrong_argument_name=2.0, repeat_previous=0.0
-        ),
+        fault_rate=round(sum(_SLOPPY_WEIGHTS.values()) / 100, 4),
+        fault_weights=_SLOPPY_WEIGHTS,
     ),
 }
 """``loopy`` repeats like the looping cohorts of the real runs (gpt-oss-120b in a LangChain
-agent: 541 of 782 calls after a success re-issued, 513 of 522 loops continued)."""
+agent: 541 of 782 calls after a success re-issued, 513 of 522 loops continued); ``sloppy``
+breaks the format more often."""
 
 PERFECT = STRONG.with_overrides(
     name="perfect",

@@ -66,7 +66,17 @@ _ERROR_WORDS = re.compile(
     r"not permitted|错误|无效|缺少|失败",
     re.IGNORECASE,
 )
-_FORMAT_WORDS = ("json", "parse", "format", "action input", "argument", "quote", "格式")
+_FORMAT_WORDS = (
+    "json",
+    "parse",
+    "format",
+    "action input",
+    "argument",
+    "quote",
+    "empty",
+    "格式",
+    "空",
+)
 
 
 @dataclass(frozen=True)
@@ -119,9 +129,20 @@ def decide(
     it would answer and the decoder admits only a call, the call is forced
     (:func:`forced_call`)."""
     choice = _decide(scenario, view, memory, draw, persona)
+    if choice.turn.kind == "final" and view.answer_tool and view.constraints.tool_names_fixed:
+        return answer_call(choice, view.answer_tool)
     if choice.turn.kind == "final" and not view.constraints.answers_allowed:
         return forced_call(scenario, view, choice.position)
     return choice
+
+
+def answer_call(choice: Choice, tool: tuple[str, str]) -> Choice:
+    """An answer where only calls can be written and a tool takes the answer (LangChain's
+    ``ToolStrategy``): the same text, as that tool's string argument."""
+    name, field = tool
+    turn = choice.turn
+    call = Turn("action", turn.thought, name, {field: turn.answer or ""}, fault=turn.fault)
+    return replace(choice, turn=replace(call, intended_tool=name), move="answer_tool")
 
 
 def forced_call(scenario: Scenario, view: PromptView, position: int) -> Choice:
@@ -307,9 +328,24 @@ def _call(
         return Choice(turn, move, position)
     kinds = applicable_faults(planned_call=True, has_arguments=bool(arguments))
     fault = pick_fault(persona.fault_rate, persona.fault_weights, draw, kinds)
-    if fault is None or not possible(fault, view.constraints):
+    if fault is not None and not possible(fault, view.constraints):
+        if fault in CALL_FAULTS and arguments and draw.u_shape < persona.constrained_cost:
+            return Choice(constrained(turn), "constrained", position, prevented=fault)
         return Choice(turn, move, position, prevented=fault)
+    if fault is None:
+        return Choice(turn, move, position)
     return Choice(_faulty(scenario, turn, fault, draw, position), "fault", position)
+
+
+def constrained(turn: Turn) -> Turn:
+    """What a call the model was garbling becomes when the grammar forces it into shape, at
+    the persona's ``constrained_cost``: a valid call whose first argument is made up (an id
+    one digit off, an amount 10% off), the cost a grammar can put on content it cannot
+    check. The same for every request that constrains decoding."""
+    arguments = dict(turn.arguments or {})
+    key = next(iter(arguments))
+    arguments[key] = invent(arguments[key])
+    return replace(turn, arguments=arguments)
 
 
 def _requery_source(plan: list[ToolAction], position: int, view: PromptView) -> int | None:

@@ -115,6 +115,9 @@ class PromptView:
     lines: frozenset[str] = field(default=frozenset())
     constraints: Constraints = field(default=Constraints())
     shapes: tuple[CallShape, ...] = ()
+    answer_tool: tuple[str, str] | None = None
+    """A native tool the model answers through, and the string argument its answer goes in
+    (:func:`answer_tool`): LangChain's structured output (``ToolStrategy``) offers one."""
     """The callable tools in the order the request gives them, with their arguments' limits
     (read only when the decoder admits nothing but a call)."""
 
@@ -145,6 +148,7 @@ def read_request(body: dict[str, Any], known_tools: Iterable[str] = ()) -> Promp
         lines=frozenset(line.strip() for line in text.splitlines() if line.strip()),
         constraints=constraints(body),
         shapes=call_shapes(body),
+        answer_tool=answer_tool(body),
     )
 
 
@@ -195,8 +199,34 @@ def constraints(body: dict[str, Any]) -> Constraints:
         valid_json=True,
         tool_names_fixed=guided,
         arguments_fixed=True,
-        answers_allowed=not (guided and functions),
+        answers_allowed=not (guided and functions) or answer_tool(body) is not None,
     )
+
+
+_ANSWER_WORDS = re.compile(r"\b(answers?|respon(?:se|d)s?|repl(?:y|ies)|final)\b", re.IGNORECASE)
+
+
+def answer_tool(body: dict[str, Any]) -> tuple[str, str] | None:
+    """The native tool whose name or description says it takes the answer (``answer``,
+    ``response``, ``reply``, ``final``) and that has a string argument to put it in, with that
+    argument (a required one first): what a model calls to answer when ``tool_choice`` admits
+    only calls, as LangChain's ``ToolStrategy`` asks. None when no tool reads so."""
+    for tool in _listed(body.get("tools")):
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+            continue
+        name = re.sub(r"(?<=[a-z])(?=[A-Z])|_", " ", fn["name"])
+        if not _ANSWER_WORDS.search(f"{name} {fn.get('description') or ''}"):
+            continue
+        params = fn.get("parameters") or {}
+        props = params.get("properties") if isinstance(params, dict) else None
+        if not isinstance(props, dict):
+            continue
+        strings = [k for k, v in props.items() if isinstance(v, dict) and v.get("type") == "string"]
+        required = [k for k in _listed(params.get("required")) if k in strings]
+        if strings:
+            return fn["name"], (required or strings)[0]
+    return None
 
 
 def _admits_answer(node: Any) -> bool:

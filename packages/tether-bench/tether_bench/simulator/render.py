@@ -3,7 +3,10 @@
 A request that carries ``tools`` gets ``tool_calls`` (content null, finish_reason
 ``tool_calls``) as vLLM's hermes parser returns them; one with a JSON ``response_format`` gets
 a JSON action; any other gets ReAct text (Thought, Action, Action Input, or Final Answer).
-A fault keeps its kind in every protocol and takes that protocol's shape. Usage is counted
+A fault keeps its kind in every protocol and takes that protocol's shape: for native tools a
+call the model broke comes as text (the call written out, as a server's tool-call parser
+returns what it cannot read and as the real runs show), an empty reply as empty content, and
+text beside a call as both. Usage is counted
 with tiktoken's cl100k_base over what was sent and what is returned, so every agent's prompt
 is charged by the same rule.
 """
@@ -38,12 +41,13 @@ class Reply:
         """What the completion tokens are counted over."""
         if self.tool_call is not None:
             fn = self.tool_call["function"]
-            return f"{fn['name']} {fn['arguments']}"
+            head = f"{self.content} " if self.content else ""
+            return f"{head}{fn['name']} {fn['arguments']}"
         return self.content or ""
 
     def message(self) -> dict[str, Any]:
         if self.tool_call is not None:
-            return {"role": "assistant", "content": None, "tool_calls": [self.tool_call]}
+            return {"role": "assistant", "content": self.content, "tool_calls": [self.tool_call]}
         return {"role": "assistant", "content": self.content, "tool_calls": []}
 
 
@@ -60,8 +64,18 @@ def corrupt(text: str, shape: float) -> str:
     return text[:-1]
 
 
+def call_as_text(turn: Turn) -> str:
+    """A native call written as text, as the real runs show one (a fenced JSON object)."""
+    call = {"name": turn.tool, "arguments": turn.arguments or {}}
+    return f"```json\n{json.dumps(call, ensure_ascii=False)}\n```"
+
+
 def react_text(turn: Turn) -> str:
-    """The turn as ReAct text; ``missing_input`` leaves out the Action Input line."""
+    """The turn as ReAct text; ``missing_input`` leaves out the Action Input line; an
+    ``empty_reply`` is empty (``text_and_call`` is the ReAct shape itself: text, then the
+    call)."""
+    if turn.fault == "empty_reply":
+        return ""
     if turn.kind == "final":
         return f"Thought: {turn.thought}\nFinal Answer: {turn.answer}"
     head = f"Thought: {turn.thought}\nAction: {turn.tool}"
@@ -72,6 +86,8 @@ def react_text(turn: Turn) -> str:
 
 def json_text(turn: Turn) -> str:
     """The turn as the JSON action a ``response_format`` asks for."""
+    if turn.fault == "empty_reply":
+        return ""
     if turn.kind == "final":
         action: dict[str, Any] = {"final_answer": turn.answer or ""}
     elif turn.fault == "missing_input":
@@ -79,6 +95,8 @@ def json_text(turn: Turn) -> str:
     else:
         action = {"tool": turn.tool, "arguments": turn.arguments or {}}
     text = json.dumps({"thought": turn.thought, "action": action}, ensure_ascii=False)
+    if turn.fault == "text_and_call":
+        return f"{turn.thought}\n{text}"
     return corrupt(text, turn.shape) if turn.fault == "bad_json" else text
 
 
@@ -88,6 +106,10 @@ def render(turn: Turn, *, protocol: Protocol, call_id: str, stop: list[str] | No
         return Reply(_apply_stop(react_text(turn), stop), None, "stop")
     if protocol == "json":
         return Reply(json_text(turn), None, "stop")
+    if turn.fault == "empty_reply":
+        return Reply(content="", tool_call=None, finish_reason="stop")
+    if turn.kind == "action" and turn.fault == "bad_json":
+        return Reply(content=call_as_text(turn), tool_call=None, finish_reason="stop")
     if turn.kind == "action":
         arguments = "" if turn.fault == "missing_input" else arguments_text(turn)
         call = {
@@ -95,7 +117,8 @@ def render(turn: Turn, *, protocol: Protocol, call_id: str, stop: list[str] | No
             "type": "function",
             "function": {"name": turn.tool, "arguments": arguments},
         }
-        return Reply(content=None, tool_call=call, finish_reason="tool_calls")
+        text = turn.thought if turn.fault == "text_and_call" else None
+        return Reply(content=text, tool_call=call, finish_reason="tool_calls")
     return Reply(content=turn.answer or "", tool_call=None, finish_reason="stop")
 
 
@@ -104,6 +127,8 @@ def echo(turn: Turn) -> tuple[str, ...]:
     pieces = [turn.thought, turn.answer or ""]
     if turn.kind == "action":
         pieces += [arguments_text(turn), f"Action: {turn.tool}"]
+        if turn.fault == "bad_json":
+            pieces += call_as_text(turn).splitlines()
     return tuple(p for p in pieces if len(p) > 2)
 
 

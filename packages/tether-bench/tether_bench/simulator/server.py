@@ -165,6 +165,8 @@ async def _stream(
     if first_wait:
         await asyncio.sleep(first_wait)
     yield chunk({"role": "assistant", "content": ""})
+    if reply.tool_call is not None and reply.content:
+        yield chunk({"content": reply.content})
     if reply.tool_call is not None:
         call, fn = reply.tool_call, reply.tool_call["function"]
         yield chunk(

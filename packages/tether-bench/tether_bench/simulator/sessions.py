@@ -30,6 +30,8 @@ Move = Literal[
     "answer",
     "fault",
     "forced",
+    "constrained",
+    "answer_tool",
 ]
 Heard = Literal["none", "note", "pushback"]
 """What informative feedback the turn read: none, a note about its last call, or a note
