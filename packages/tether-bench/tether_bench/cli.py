@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 DEFAULT_AGENTS = (
-    "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock,create_agent_tether"
+    "tether,agent_executor,agent_executor_stock,create_agent,create_agent_stock,create_agent_careful,"
+    "create_agent_tether"
 )
 
 

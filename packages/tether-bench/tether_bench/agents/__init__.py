@@ -3,7 +3,9 @@
 Each baseline comes twice: as its docs recommend (``agent_executor``, ``create_agent``) and
 stock (``*_stock``), so the report separates what output repair and control middleware bring;
 ``create_agent_tether`` is the recommended create_agent with tether's middleware added, so it
-shows what tether's controls bring to an agent that keeps its own loop.
+shows what tether's controls bring to an agent that keeps its own loop;
+``create_agent_careful`` is the recommended create_agent with a hook that sends a malformed
+reply back to the model (what a careful user adds, as LangChain's middleware docs show).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ VARIANTS: tuple[str, ...] = (
     "create_agent",
     "create_agent_stock",
     "create_agent_tether",
+    "create_agent_careful",
 )
 AGENT_NAMES = VARIANTS
 
@@ -54,6 +57,12 @@ def _create_agent(stock: bool) -> Callable[[Harness, str | None], BenchAgent]:
     return make
 
 
+def _create_agent_careful(harness: Harness, protocol: str | None) -> BenchAgent:
+    from tether_bench.agents.create_agent_careful import CreateAgentCarefulAgent
+
+    return CreateAgentCarefulAgent(harness=harness)
+
+
 def _create_agent_tether(harness: Harness, protocol: str | None) -> BenchAgent:
     from tether_bench.agents.create_agent_tether import CreateAgentTetherAgent
 
@@ -74,6 +83,7 @@ FACTORIES: dict[str, Callable[[Harness, str | None], BenchAgent]] = {
     "create_agent": _create_agent(stock=False),
     "create_agent_stock": _create_agent(stock=True),
     "create_agent_tether": _create_agent_tether,
+    "create_agent_careful": _create_agent_careful,
     "gold": _gold,
 }
 
