@@ -189,15 +189,18 @@ def test_a_cause_tether_does_not_have_is_an_error_that_names_it(cause: object) -
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_a_run_over_the_token_budget_is_partial(
+def test_every_agent_is_stopped_by_the_budget_before_the_same_call(
     variant: str, by_id: dict[str, Scenario], clean_sim: tuple[Simulator, str], worlds: WorldFactory
 ) -> None:
-    """The first model call fits the budget, the next crosses it: the run is a budget stop
-    (``partial``; no answer to judge, unless tether found room to ask for one) in every
-    variant, whatever the framework does with the guard's exception (create_agent's
-    ModelRetryMiddleware retries it, then hands its text back as the model's reply)."""
-    scenario = by_id["api-pay-01"]  # two gold calls: three model calls when nothing stops it
+    """One budget mechanic for every agent: the first model call fits, the second call's
+    prompt and its reply's reserve would not. Every variant stops before that call (its write
+    is never made, the run spends no more than the budget) and the run is ``partial`` with no
+    answer, whatever the framework does with the guard's exception (create_agent's
+    ModelRetryMiddleware retries it, then hands its text back as the model's reply) and
+    whatever last answer tether asks for at the budget."""
+    scenario = by_id["api-pay-01"]  # query_order, compute_discount, pay_order, the answer
     _, url = clean_sim
+    reserve = ChatSettings(base_url=url, model="m").max_tokens
 
     def run_with(budget: int, trial: int) -> tuple[RunRecord, list[str]]:
         agent = make_agent(variant, Harness(token_budget=budget, retry_initial_delay=0.0))
@@ -210,18 +213,14 @@ def test_a_run_over_the_token_budget_is_partial(
 
     clean, failures = run_with(10**9, trial=1)
     assert clean.termination == "completed" and not failures, (clean.termination, failures)
-    budget = clean.model_calls[0].total_tokens  # exactly at the budget after the first call
-    if variant == "create_agent_tether":  # tether's middleware keeps a last reply's room
-        budget += ChatSettings(base_url=url, model="m").max_tokens
+    assert [c.tool for c in clean.tool_calls] == ["query_order", "compute_discount", "pay_order"]
+    first, second = clean.model_calls[0], clean.model_calls[1]
+    # after the first call, the second's prompt and reserve would cross it by half its prompt
+    budget = first.total_tokens + reserve + second.input_tokens // 2
     record, failures = run_with(budget, trial=2)
-    assert record.termination == "partial", (record.termination, record.termination_reason)
-    assert f"token budget {budget}" in record.termination_reason
-    if record.answer is None:
-        assert "no final answer" in failures
-    else:  # the room a last answer needs was left: tether asked for it, and says so
-        assert variant == "tether", record.answer
-        assert "an answer was asked for at the cap" in record.termination_reason
+    assert (record.termination, record.answer) == ("partial", None), record.termination_reason
+    assert f"token budget {budget} would be exceeded" in record.termination_reason
+    assert [c.tool for c in record.tool_calls] == ["query_order"]  # stopped before the 2nd
+    assert record.total_tokens <= budget
+    assert "no final answer" in failures
     assert any(f.startswith("ended with partial") for f in failures), failures
-    if variant not in ("tether", "create_agent_tether"):
-        # the harness's guard stops after the call that crosses it; tether's budget, before
-        assert record.total_tokens > budget

@@ -7,7 +7,7 @@ import logging
 from typing import Any
 
 import pytest
-from langchain_core.messages import AIMessage
+from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.outputs import ChatGeneration, LLMResult
 from tether import AgentSettings
 from tether.testing import ScriptedChatModel
@@ -18,6 +18,7 @@ from tether_bench.harness import (
     Harness,
     TokenBudgetGuard,
     effective_settings,
+    request_tokens,
     settings_table,
 )
 from tether_bench.instrument import RecordingRegistry, RunRecorder
@@ -128,16 +129,42 @@ def test_a_budget_stop_is_a_partial_run(worlds: WorldFactory, monkeypatch: Any) 
     agent = make_agent("agent_executor", Harness(token_budget=1))
 
     def spend(*_: Any) -> Any:
-        guard = TokenBudgetGuard(agent.harness.token_budget)
-        guard.on_llm_end(_result(2))
+        def say(message: str) -> Outcome:
+            guard = TokenBudgetGuard(agent.harness.token_budget)
+            guard.on_llm_end(_result(2))
+            raise AssertionError("the guard lets a spent budget through")
 
-    monkeypatch.setattr(agent, "execute", spend)
+        return say
+
+    monkeypatch.setattr(agent, "open_thread", spend)
     scenario = Scenario(id="b", category="db", language="en", task="t", gold_answer="x")
     with worlds.fresh() as world:
         record = agent.run(
             scenario, world, ChatSettings(base_url="http://127.0.0.1:9/v1", model="m")
         )
     assert record.termination == "partial" and "token budget 1" in record.termination_reason
+
+
+def test_the_guard_refuses_a_call_whose_prompt_and_reserve_would_cross_the_budget() -> None:
+    """tether's rule, before the call: spent + the request's count + the reply's reserve."""
+    prompt = [[HumanMessage("pay order ORD-2024-001 " * 20)]]
+    size = request_tokens(prompt[0])
+    assert size > 20
+    guard = TokenBudgetGuard(10 + size + 50, reserve=50)
+    guard.on_llm_end(_result(10))
+    guard.on_chat_model_start({}, prompt)  # exactly at the budget: the call goes ahead
+    guard.spent += 1
+    with pytest.raises(BudgetExceeded, match=f"would be exceeded: spent 11, next prompt ~{size}"):
+        guard.on_chat_model_start({}, prompt)
+    guard.new_message()  # the next user message starts its own budget
+    assert (guard.spent, guard.fired) == (0, None)
+    guard.on_chat_model_start({}, prompt)
+
+
+def test_the_tool_schemas_a_call_is_sent_count_against_the_budget() -> None:
+    tool = {"type": "function", "function": {"name": "query_order", "parameters": {}}}
+    prompt = [HumanMessage("hi")]
+    assert request_tokens(prompt, [tool]) > request_tokens(prompt) + 5
 
 
 def test_the_guard_keeps_its_first_stop() -> None:
@@ -169,17 +196,21 @@ def test_a_budget_stop_the_framework_caught_is_still_partial(
     stopped by the budget: partial, and its "answer" is not one."""
     agent = make_agent("create_agent", Harness(token_budget=1))
 
-    def swallow(scenario: Any, registry: Any, model: Any, chat: Any) -> Outcome:
+    def swallow(scenario: Any, registry: Any, model: Any, chat: Any) -> Any:
         guard = budget_guard(model)
         assert guard is not None  # the run's own guard, on the model the agent gets
-        with contextlib.suppress(BudgetExceeded):  # what a retry middleware does, in short
-            guard.on_llm_end(_result(2))
-        if ending == "error":
-            raise RuntimeError("went on and crashed")
-        answer = "All done: ORD-2024-001 is paid."
-        return Outcome(answer=answer, termination=ending, reason="r")  # type: ignore[arg-type]
 
-    monkeypatch.setattr(agent, "execute", swallow)
+        def say(message: str) -> Outcome:
+            with contextlib.suppress(BudgetExceeded):  # what a retry middleware does, in short
+                guard.on_llm_end(_result(2))
+            if ending == "error":
+                raise RuntimeError("went on and crashed")
+            answer = "All done: ORD-2024-001 is paid."
+            return Outcome(answer=answer, termination=ending, reason="r")  # type: ignore[arg-type]
+
+        return say
+
+    monkeypatch.setattr(agent, "open_thread", swallow)
     scenario = Scenario(id="b", category="db", language="en", task="t", gold_answer="x")
     with worlds.fresh() as world:
         record = agent.run(

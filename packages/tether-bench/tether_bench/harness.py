@@ -16,8 +16,11 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
+from langchain_tether.budget import schema_text
 from tether import AgentSettings, TetherError
+from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, count_messages, tool_call_text
 
 _DEFAULTS = AgentSettings.model_fields
 
@@ -62,31 +65,54 @@ logging.getLogger("langchain_core.callbacks.manager").addFilter(_QuietBudgetStop
 
 
 class TokenBudgetGuard(BaseCallbackHandler):
-    """Stops a framework without a token budget once the server-reported total exceeds it.
+    """The token budget for a framework without one, with tether's mechanic: checked before
+    each model call, per user message.
 
-    Checked after each model call, like tether's own after-call check (tether also stops
-    before a call whose prompt alone would cross the budget, which this guard cannot see).
+    Before a call, the request is counted as tether's budget counts one (each message, the
+    tool calls' arguments, the tool schemas' JSON; tiktoken offline) and the call is not made
+    when what the message has spent, that prompt and ``reserve`` (the call's completion cap,
+    which tether keeps for its last answer) would cross the budget: the same arithmetic as
+    tether's :func:`tether.decisions.before_call`. After a call, a total over the budget (an
+    estimate that fell short) stops the run too. :meth:`new_message` starts a user message's
+    budget, as each tether run on a thread starts its own.
 
     The exception can be caught on its way out (create_agent's ModelRetryMiddleware retries
     it, then hands its text to the agent as the model's reply), so the guard also keeps the
     first stop in :attr:`fired`: the harness decides the run's ending from that, not from
-    what the framework made of the exception, and refuses every later call of the run.
+    what the framework made of the exception, and refuses every later call of the message.
     """
 
     raise_error = True
     run_inline = True
 
-    def __init__(self, budget: int) -> None:
+    def __init__(self, budget: int, reserve: int = 0) -> None:
         super().__init__()
         self.budget = budget
+        self.reserve = reserve
         self.spent = 0
         self.fired: BudgetExceeded | None = None
-        """The first stop this guard raised in the run, or None while within the budget."""
+        """The first stop this guard raised in the message, or None while within the budget."""
 
-    def on_chat_model_start(self, *_: Any, **__: Any) -> None:
-        """Refuse any model call after the budget stop: a framework that caught the stop and
-        calls again (a retry middleware) spends nothing more than one that did not."""
+    def new_message(self) -> None:
+        """A user message starts: nothing spent on it, no stop yet."""
+        self.spent, self.fired = 0, None
+
+    def on_chat_model_start(
+        self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any
+    ) -> None:
+        """Refuse a call after the budget stop (a framework that caught the stop and calls
+        again, a retry middleware, spends nothing more than one that did not), and a call
+        whose prompt and reserve would cross the budget."""
         if self.fired is not None:
+            raise self.fired
+        params = kwargs.get("invocation_params") or {}
+        prompt = request_tokens([m for batch in messages for m in batch], params.get("tools"))
+        if self.spent + prompt + self.reserve > self.budget:
+            kept = f", keeping ~{self.reserve} for its reply" if self.reserve else ""
+            self.fired = BudgetExceeded(
+                f"token budget {self.budget} would be exceeded: spent {self.spent}, "
+                f"next prompt ~{prompt} tokens{kept}"
+            )
             raise self.fired
 
     def on_llm_end(self, response: LLMResult, **_: Any) -> None:
@@ -98,6 +124,17 @@ class TokenBudgetGuard(BaseCallbackHandler):
             if self.fired is None:
                 self.fired = stop
             raise stop
+
+
+def request_tokens(messages: list[BaseMessage], tools: list[Any] | None = None) -> int:
+    """A chat request's prompt as tether's budget counts one (langchain_tether's
+    ``TokenBudgetMiddleware.request_tokens``): each message, the tool calls' arguments and
+    each tool schema's JSON as the model is sent it."""
+    counter = TiktokenCounter()
+    calls = " ".join(tool_call_text(m) for m in messages if isinstance(m, AIMessage))
+    schemas = sum(counter.count(schema_text(t)) for t in tools or ())
+    overhead = MESSAGE_OVERHEAD if tools else 0
+    return count_messages(counter, messages) + counter.count(calls) + schemas + overhead
 
 
 @dataclass(frozen=True)

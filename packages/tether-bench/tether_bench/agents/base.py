@@ -5,9 +5,11 @@ recording registry over the world's) and a ChatOpenAI, a thread that runs one us
 its end and says how it ended; :meth:`BenchAgent.execute` sends it the task, or every message
 of a conversation's simulated user (:mod:`tether_bench.user`). Building the
 model, instrumenting it and the tools, and turning escaped exceptions into an ``error``
-termination happen here, identically for every agent. So does a budget stop: when the
-harness's token-budget guard fired during the run, the run is ``partial`` with no answer
-(as tether's own budget stop), whatever the framework made of the guard's exception.
+termination happen here, identically for every agent. So does a budget stop, with one rule
+for every agent: the budget is a user message's, checked before each model call (tether's
+own, or the harness's guard for a framework without one, :class:`TokenBudgetGuard`), and a
+message the budget stopped ends the run ``partial`` with no answer, whatever the framework
+made of the guard's exception and whatever last answer tether asked for at the budget.
 """
 
 from __future__ import annotations
@@ -108,6 +110,40 @@ def budget_stop(stop: BudgetExceeded, outcome: Outcome) -> Outcome:
     return Outcome(answer=None, termination="partial", reason=reason[:500])
 
 
+def last_answer_dropped(outcome: Outcome) -> Outcome:
+    """tether's budget stop (its own or its middleware's) with the last answer it asked for at
+    the budget kept in the reason, not as the answer: no agent's budget stop has one."""
+    if not outcome.answer:
+        return outcome
+    reason = f"{outcome.reason}; its last answer, not taken: {outcome.answer[:200]}"
+    return outcome.model_copy(update={"answer": None, "reason": reason[:500]})
+
+
+def budgeted(say: Say, guard: TokenBudgetGuard | None) -> Say:
+    """``say`` under the budget rule every agent gets: each message starts its own budget (the
+    harness's guard, for a framework without one, is reset), and a message the budget stopped
+    is ``partial`` with no answer: the guard's exception escaped, the framework caught it
+    (:func:`budget_stop`), or tether stopped at its budget (:func:`last_answer_dropped`)."""
+
+    def say_budgeted(message: str) -> Outcome:
+        if guard is not None:
+            guard.new_message()
+        try:
+            outcome = say(message)
+        except BudgetExceeded as exc:
+            return Outcome(termination="partial", reason=str(exc))
+        except Exception as exc:  # went on after a stop it caught, then crashed
+            if guard is None or guard.fired is None:
+                raise
+            crash = f"{type(exc).__name__}: {exc}"[:300]
+            outcome = Outcome(termination="error", reason=crash)
+        if guard is not None and guard.fired is not None:
+            return budget_stop(guard.fired, outcome)  # the framework caught the stop
+        return last_answer_dropped(outcome) if outcome.cause == "budget" else outcome
+
+    return say_budgeted
+
+
 class BenchAgent(ABC):
     """One agent framework, run the same way as the others, inside one :class:`Harness`."""
 
@@ -127,7 +163,8 @@ class BenchAgent(ABC):
     ) -> RunRecord:
         """Run ``scenario`` on ``world`` with ``chat``; never raises for what the agent does."""
         recorder = RunRecorder()
-        guard = [TokenBudgetGuard(self.harness.token_budget)] if self.guards_budget else []
+        budget, reserve = self.harness.token_budget, chat.max_tokens
+        guard = [TokenBudgetGuard(budget, reserve)] if self.guards_budget else []
         model = recorded_chat_model(chat, recorder, self.harness, guard)
         return self.run_model(scenario, world, model, chat, recorder, trial=trial)
 
@@ -148,15 +185,12 @@ class BenchAgent(ABC):
         registry = RecordingRegistry.wrap(
             world.registry(), recorder, chat.tool_listener, run_id=chat.run_id
         )
-        guard, escaped = budget_guard(model), False
         try:
             outcome = self.execute(scenario, registry, model, chat)
         except BudgetExceeded as exc:
-            outcome, escaped = Outcome(termination="partial", reason=str(exc)), True
+            outcome = Outcome(termination="partial", reason=str(exc))
         except Exception as exc:  # a crash is a termination like any other
             outcome = Outcome(termination="error", reason=f"{type(exc).__name__}: {exc}"[:500])
-        if not escaped and guard is not None and guard.fired is not None:
-            outcome = budget_stop(guard.fired, outcome)  # the framework caught the stop
         record = recorder.record(
             agent=self.name,
             scenario_id=scenario.id,
@@ -185,8 +219,8 @@ class BenchAgent(ABC):
         """Run the agent on ``scenario.task`` to its end; ``model`` is built from ``chat``. A
         conversation (``scenario.turns``) is every message the simulated user sends, each
         one run on the same thread (:mod:`tether_bench.user`); its outcome is the last
-        message's."""
-        say = self.open_thread(scenario, registry, model, chat)
+        message's. Each message is run under the budget rule (:func:`budgeted`)."""
+        say = budgeted(self.open_thread(scenario, registry, model, chat), budget_guard(model))
         if not scenario.turns:
             return say(scenario.task)
         message: str | None = scenario.task
