@@ -453,19 +453,6 @@ def test_a_reply_that_cannot_be_used_is_asked_again_with_the_loops_note(mode: st
     assert out["tether_status"] == "completed" and answer_of(out) == "ORD-2024-001 is paid."
 
 
-def test_a_call_written_as_text_is_asked_again_not_taken_for_the_answer() -> None:
-    """What a server returns when its tool-call parser cannot read the model's call: the call
-    as text. It is no answer: the model is asked again and the run goes on to the lookup."""
-    written = '```json\n{"name": "lookup_order", "arguments": {"order_id": "ORD-2024-001"}}\n```'
-    replies = [written, call("lookup_order", 1, order_id="ORD-2024-001"), "ORD-2024-001 is paid."]
-    agent, model = agent_with(replies, [lookup_order], tether_middleware())
-    out = agent.invoke(ask())
-    assert len(model.calls) == 3 and runs["lookup_order"] == 1
-    notes = [m.text for m in model.calls[1].messages if str(m.id).startswith("tether-note-")]
-    assert len(notes) == 1 and "'lookup_order' was written as text" in notes[0]
-    assert answer_of(out) == "ORD-2024-001 is paid."
-
-
 def test_each_reply_asked_again_is_a_step_for_the_step_cap() -> None:
     """Two model calls in one wrapper are two steps: with max_steps=2, the call after the
     lookup is the cap's last answer, as in the loop."""

@@ -126,35 +126,6 @@ def test_native_tool_call_and_text() -> None:
     assert "bad json" in parse_native(broken)["error"]
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        '```json\n{"name": "query_order", "arguments": {"order_id": "ORD-2024-288"}}\n```',
-        '{"name": "query_order", "arguments": {"order_id": "ORD-2024-288"}}',
-        '<tool_call>{"name": "query_order", "parameters": {"order_id": "ORD-1"}}</tool_call>',
-    ],
-)
-def test_a_native_call_written_as_text_is_no_final_answer(text: str) -> None:
-    """A server whose tool-call parser cannot read a call returns it as text; taken for the
-    answer, it ended the run with the call's JSON as the reply to the user."""
-    proposal = parse_native(AIMessage(text))
-    assert proposal["kind"] == "invalid"
-    assert "'query_order' was written as text" in proposal["error"]
-
-
-@pytest.mark.parametrize(
-    "text",
-    [
-        'The customer is {"name": "Li Wei", "tier": "gold"}.',
-        '{"name": "Li Wei", "tier": "gold"}',
-        '{"name": "query_order"}',
-        "Order ORD-2024-288 is paid.",
-    ],
-)
-def test_an_answer_that_holds_json_is_still_an_answer(text: str) -> None:
-    assert parse_native(AIMessage(text))["kind"] == "final"
-
-
 # --- issue: untrusted model output (each of these failed before the grammar was written) ----
 
 

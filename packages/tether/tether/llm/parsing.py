@@ -323,40 +323,9 @@ def parse_native(
         repaired = _repaired_call(text, str(bad.get("name")), bad.get("args"), repair_for)
         error = f"tool call {bad.get('name')!r}: {bad.get('error')}"
         return (repaired if one else None) or invalid_proposal(text, text.strip(), error)
-    if written := call_written_as_text(text):
-        error = (
-            f"the call to {written!r} was written as text, not made through the "
-            "tool-calling interface"
-        )
-        return invalid_proposal(text, text.strip(), error)
     if text.strip():
         return {"kind": "final", "thought": "", "answer": text.strip(), "raw": text}
     return invalid_proposal(text, "", "empty reply: no tool call and no answer")
-
-
-_WRITTEN_CALL = re.compile(
-    r"\A\s*(?:<tool_call>|```[A-Za-z]*)?\s*(\{.*\})\s*(?:</tool_call>|```)?\s*\Z", re.DOTALL
-)
-
-
-def call_written_as_text(text: str) -> str | None:
-    """The tool a native reply's text calls when the whole reply is one call written out (a
-    JSON object with a tool ``name`` and an ``arguments`` object, bare, fenced or in
-    ``<tool_call>`` tags: what a server returns when its tool-call parser cannot read the
-    model's call); else None. Such a reply is no answer for the user."""
-    match = _WRITTEN_CALL.match(text)
-    if match is None:
-        return None
-    try:
-        data = json.loads(match.group(1))
-    except ValueError:
-        return None
-    if not isinstance(data, dict) or set(data) - {"name", "arguments", "parameters"}:
-        return None
-    name, arguments = data.get("name"), data.get("arguments", data.get("parameters"))
-    if isinstance(name, str) and _TOOL_NAME.fullmatch(name) and isinstance(arguments, dict):
-        return name
-    return None
 
 
 def _repaired_call(
