@@ -100,11 +100,11 @@ def check_final(
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
     if declines(answer):  # says why the change is not made, or hands the user to a person
         return " ".join(notes) or None
-    made = changes_not_made(task, tools, held)
-    if not (notes or changed) and only_the_tasks(stated, stated_in(task, words)):
+    made, bare = changes_not_made(task, tools, held), only_the_tasks(stated, stated_in(task, words))
+    if not (notes or changed) and bare:
         made += [t for t in claimed_changes(task, answer, tools, held) if t not in made]
     notes += [NOTES["change"].format(tool=tool) for tool in made]
-    empty = not (notes or changed) and says_nothing(stated) and not echoes(answer, held)
+    empty = not (notes or changed) and bare and not echoes(answer, held, task)
     if empty and (names := changes_asked(task, tools, held)):
         notes.append(NOTES["empty"].format(tools=" or ".join(names)))
     return " ".join(notes) or None
@@ -233,14 +233,13 @@ def held_for(tool: BaseTool, values: set[str], has_ids: bool) -> bool:
 # --- (d) an answer with nothing in it -----------------------------------------------------------
 
 
-def echoes(answer: str, grounds: Grounds) -> bool:
-    """The answer repeats a text value a result returned (three characters or more, as a
-    whole word): it says something the run found, in words no vocabulary knows."""
-    plain = normalise(answer)
-    return any(
-        len(value) >= 3 and re.search(rf"(?<!\w){re.escape(value)}(?!\w)", plain)
-        for value in grounds["values"]
-    )
+def echoes(answer: str, grounds: Grounds, task: str) -> bool:
+    """The answer repeats a text value a result returned and the task does not give (three
+    characters or more, as a whole word): it says something the run found, in words no
+    vocabulary knows. The task's own id echoed back ("ORD-1 的请求已完成") says nothing."""
+    plain, given = normalise(answer), normalise(task)
+    whole = [re.compile(rf"(?<!\w){re.escape(v)}(?!\w)") for v in grounds["values"] if len(v) > 2]
+    return any(value.search(plain) and not value.search(given) for value in whole)
 
 
 def changes_asked(task: str, tools: Sequence[BaseTool], grounds: Grounds) -> list[str]:
