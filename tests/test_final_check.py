@@ -449,12 +449,18 @@ def test_a_claimed_change_in_the_words_of_the_tools_description_is_sent_back() -
 def test_a_done_claim_naming_only_the_tasks_id_is_an_empty_answer() -> None:
     """The task's own id echoed back, though a result returned it too, says nothing the run
     found: with no change made, the answer is sent back as an empty one; one stating a value
-    only a result gave is taken."""
+    only a result gave, or any number, is taken."""
     task = "查询订单 ORD-2024-001 的状态，然后支付。"
     looked = grounds_of(task, LOOKED_UP_ZH)
-    for claim in ("ORD-2024-001 的请求已完成。", "Your request for ORD-2024-001 has been completed."):
+    for claim in (
+        "ORD-2024-001 的请求已完成。",
+        "Your request for ORD-2024-001 has been completed.",
+    ):
         assert check_final(task, claim, looked, BILINGUAL) == empty_note("pay_order_zh"), claim
     assert check_final(task, "ORD-2024-001 的请求已完成，用户 U0003。", looked, BILINGUAL) is None
+    # a number, even one the task gave, is something the answer says
+    priced = "订单 ORD-2024-001 应付 100.00 元，请支付。"
+    assert check_final(priced, "ORD-2024-001 的 100.00 元已处理。", looked, BILINGUAL) is None
 
 
 def test_an_answer_that_says_what_the_run_found_is_taken() -> None:

@@ -100,11 +100,12 @@ def check_final(
         notes.append(NOTES["unbacked"].format(values=shown(missing)))
     if declines(answer):  # says why the change is not made, or hands the user to a person
         return " ".join(notes) or None
-    made, bare = changes_not_made(task, tools, held), only_the_tasks(stated, stated_in(task, words))
-    if not (notes or changed) and bare:
+    made, given = changes_not_made(task, tools, held), stated_in(task, words)
+    if not (notes or changed) and only_the_tasks(stated, given):
         made += [t for t in claimed_changes(task, answer, tools, held) if t not in made]
     notes += [NOTES["change"].format(tool=tool) for tool in made]
-    empty = not (notes or changed) and bare and not echoes(answer, held, task)
+    new = dataclasses.replace(stated, ids=stated.ids - given.ids)  # the task's ids tell nothing
+    empty = not (notes or changed) and says_nothing(new) and not echoes(answer, held, task)
     if empty and (names := changes_asked(task, tools, held)):
         notes.append(NOTES["empty"].format(tools=" or ".join(names)))
     return " ".join(notes) or None
