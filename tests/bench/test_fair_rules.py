@@ -13,7 +13,7 @@ from langchain_core.messages import AIMessage
 from tether_bench.agents import VARIANTS, make_agent
 from tether_bench.agents.create_agent_careful import malformed
 from tether_bench.simulator import FAULT_KINDS, PERFECT, Persona
-from tether_bench.simulator.reading import answer_tool
+from tether_bench.simulator.constraints import answer_tool
 from tether_bench.simulator.sessions import model_name
 
 from benchmarks.format_faults import count

@@ -20,8 +20,8 @@ from tether_bench.simulator import (
     model_name,
     persona,
 )
+from tether_bench.simulator.constraints import Constraints
 from tether_bench.simulator.faults import CALL_FAULTS, possible
-from tether_bench.simulator.reading import Constraints
 from tether_bench.simulator.render import render
 from tether_bench.simulator.sessions import Turn
 from tether_bench.worlds import WorldFactory, prepare

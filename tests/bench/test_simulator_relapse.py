@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from tether_bench.simulator import PERFECT, STRONG, Persona, answers, model_name
+from tether_bench.simulator.constraints import Constraints
 from tether_bench.simulator.personas import persona_from_spec
-from tether_bench.simulator.reading import Constraints, read_request
+from tether_bench.simulator.reading import read_request
 
 from tests.bench.sim_prompts import FORMATS, Exchange, failure, request
 from tests.bench.test_simulator_policy import PAY, ask, done, flow, one_fault, simulator
@@ -187,8 +188,9 @@ def test_a_decoder_that_admits_only_calls_rules_out_an_answer(flow: dict[str, An
 def test_a_forced_call_with_nothing_planned_takes_values_the_prompt_shows() -> None:
     """With no call left in its plan, a model held to a call calls the first tool whose
     required arguments the prompt's values fill, never one it would have to make up."""
-    from tether_bench.simulator.policy import fitting_call
-    from tether_bench.simulator.reading import CallShape, PromptView
+    from tether_bench.simulator.constraints import CallShape
+    from tether_bench.simulator.forced import fitting_call
+    from tether_bench.simulator.reading import PromptView
 
     shapes = (
         CallShape("find_user", ()),  # takes nothing required: nothing points at it

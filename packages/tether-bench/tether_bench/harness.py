@@ -20,7 +20,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_tether.budget import schema_text
 from tether import AgentSettings, TetherError
-from tether.memory.tokens import MESSAGE_OVERHEAD, TiktokenCounter, count_messages, tool_call_text
+from tether.memory import MESSAGE_OVERHEAD, TiktokenCounter, count_messages, tool_call_text
 
 _DEFAULTS = AgentSettings.model_fields
 

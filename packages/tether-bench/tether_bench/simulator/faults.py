@@ -4,7 +4,7 @@ Every turn draws its uniform numbers from sha512(seed, scenario, trial, turn ind
 so the draws are the same for every agent and any temperature. Each fault kind takes the
 protocol's own shape (see :mod:`.render`). **Fault rates per protocol**: a fault is drawn at
 the same rate whatever the protocol, but one that the request's constrained decoding cannot
-produce is not made (the turn goes as planned; see :class:`.reading.Constraints`):
+produce is not made (the turn goes as planned; see :class:`.constraints.Constraints`):
 
 | request | bad_json, empty_reply, text_and_call | missing_input | argument faults | unknown_tool |
 |---|---|---|---|---|
@@ -49,7 +49,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from tether_bench.simulator.reading import Constraints
+from tether_bench.simulator.constraints import Constraints
 
 FaultKind = Literal[
     "bad_json",

@@ -23,7 +23,7 @@ made up; otherwise:
 
 Then, on a turn that follows the plan, the persona's fault draw may turn it into a fault, if
 the request's constrained decoding allows that fault (:func:`.faults.possible`). A turn that
-would answer where the decoding admits only a call becomes a call (:func:`forced_call`).
+would answer where the decoding admits only a call becomes a call (:func:`.forced.forced_call`).
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from tether_bench.simulator.faults import (
     pick_fault,
     possible,
 )
+from tether_bench.simulator.forced import answer_call, constrained, forced_call
 from tether_bench.simulator.personas import Persona
 from tether_bench.simulator.reading import Observation, PromptView
 from tether_bench.simulator.relapse import (
@@ -127,77 +128,13 @@ def decide(
 ) -> Choice:
     """The next turn for this prompt; see the module docstring for the order of rules. Where
     it would answer and the decoder admits only a call, the call is forced
-    (:func:`forced_call`)."""
+    (:func:`.forced.forced_call`)."""
     choice = _decide(scenario, view, memory, draw, persona)
     if choice.turn.kind == "final" and view.answer_tool and view.constraints.tool_names_fixed:
-        return answer_call(choice, view.answer_tool)
+        return replace(choice, turn=answer_call(choice.turn, view.answer_tool), move="answer_tool")
     if choice.turn.kind == "final" and not view.constraints.answers_allowed:
-        return forced_call(scenario, view, choice.position)
+        return Choice(forced_call(scenario, view, choice.position), "forced", choice.position)
     return choice
-
-
-def answer_call(choice: Choice, tool: tuple[str, str]) -> Choice:
-    """An answer where only calls can be written and a tool takes the answer (LangChain's
-    ``ToolStrategy``): the same text, as that tool's string argument."""
-    name, field = tool
-    turn = choice.turn
-    call = Turn("action", turn.thought, name, {field: turn.answer or ""}, fault=turn.fault)
-    return replace(choice, turn=replace(call, intended_tool=name), move="answer_tool")
-
-
-def forced_call(scenario: Scenario, view: PromptView, position: int) -> Choice:
-    """The call a model writes when it meant to answer and the decoder admits only a call:
-    the plan's next call, else its last call again (a re-query), if the prompt shows their
-    values; else the first callable tool whose required arguments values in the prompt fill
-    (its pattern matched whole, or one of its enum); else the first callable tool, its
-    arguments made up."""
-    plan = scenario.gold_actions
-    candidates = [plan[position]] if position < len(plan) else []
-    candidates += plan[-1:]
-    for step in candidates:
-        if view.offers(step.tool) and not missing_arguments(step, view):
-            thought = answers.thought_for_step(scenario, position + 1, max(len(plan), 1))
-            turn = Turn("action", thought, step.tool, dict(step.arguments), intended_tool=step.tool)
-            return Choice(turn, "forced", position)
-    tool, arguments = fitting_call(view)
-    thought = answers.thought_for_step(scenario, position + 1, max(len(plan), 1))
-    return Choice(Turn("action", thought, tool, arguments, intended_tool=tool), "forced", position)
-
-
-_TOKEN = re.compile(r"[\w@.\-]+")
-
-
-def fitting_call(view: PromptView) -> tuple[str, dict[str, str]]:
-    """The first callable tool that has required arguments and whose required arguments the
-    prompt's values fill, with those values (the first in the prompt's order); else the first
-    callable tool, made up."""
-    tokens = list(dict.fromkeys(t.strip(".") for t in _TOKEN.findall(view.text)))
-    for shape in view.shapes:
-        if not shape.required:  # nothing in the prompt points at a tool that needs nothing
-            continue
-        filled = {}
-        for name, pattern, enum in shape.required:
-            value = next((t for t in tokens if _fits(t, pattern, enum)), None)
-            if value is None:
-                break
-            filled[name] = value
-        else:
-            return shape.tool, filled
-    first = view.shapes[0] if view.shapes else None
-    if first is None:
-        return "", {}
-    return first.tool, {name: invent(enum[0] if enum else name) for name, _, enum in first.required}
-
-
-def _fits(token: str, pattern: str | None, enum: tuple[str, ...]) -> bool:
-    if enum:
-        return token in enum
-    if pattern is None:
-        return False
-    try:
-        return re.fullmatch(pattern, token) is not None
-    except re.error:
-        return False
 
 
 def _decide(
@@ -335,17 +272,6 @@ def _call(
     if fault is None:
         return Choice(turn, move, position)
     return Choice(_faulty(scenario, turn, fault, draw, position), "fault", position)
-
-
-def constrained(turn: Turn) -> Turn:
-    """What a call the model was garbling becomes when the grammar forces it into shape, at
-    the persona's ``constrained_cost``: a valid call whose first argument is made up (an id
-    one digit off, an amount 10% off), the cost a grammar can put on content it cannot
-    check. The same for every request that constrains decoding."""
-    arguments = dict(turn.arguments or {})
-    key = next(iter(arguments))
-    arguments[key] = invent(arguments[key])
-    return replace(turn, arguments=arguments)
 
 
 def _requery_source(plan: list[ToolAction], position: int, view: PromptView) -> int | None:
