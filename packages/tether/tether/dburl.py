@@ -21,13 +21,9 @@ class DatabaseUnreachableError(TetherError, ConnectionError):
     """The database at a URL could not be opened (down, wrong port, bad credentials)."""
 
 
-def _scheme(url: str) -> str:
-    return url.split("://", 1)[0].lower() if "://" in url else ""
-
-
 def is_postgres(url: str) -> bool:
     """Whether ``url`` names a PostgreSQL database, in any of the usual spellings."""
-    return _scheme(url) in _POSTGRES_SCHEMES
+    return "://" in url and url.split("://", 1)[0].lower() in _POSTGRES_SCHEMES
 
 
 def sqlalchemy_url(url: str) -> str:

@@ -226,7 +226,7 @@ def judge(
     """The first decisive rule's verdict, tagged with the rule's name. A rule that raises or
     answers nonsense is a bug in that rule: it is reported, not obeyed."""
     for rule in rules:
-        decision: Any = rule(state, _copy(result), settings)
+        decision: Any = rule(state, {**result, "meta": dict(result["meta"])}, settings)
         if not isinstance(decision, dict):
             continue
         action = decision.get("action", "continue")
@@ -246,10 +246,6 @@ def judge(
 def _stop_status(value: Any) -> Any:
     """A rule's stop is ``failed`` unless it names partial or no_progress (never completed)."""
     return value if value in ("failed", "partial", "no_progress") else "failed"
-
-
-def _copy(result: ToolResult) -> ToolResult:
-    return {**result, "meta": dict(result["meta"])}  # type: ignore[typeddict-item]
 
 
 def wants_retry(

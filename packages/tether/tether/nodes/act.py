@@ -74,7 +74,7 @@ class Act(Node):
             if attempt == 1:  # the edge back to act retries it; the call has run once
                 update["calls"] = [{"key": call_key(proposal.get("fingerprint", "")), "ran": True}]
             return update | {"next": "act"}
-        counter = self.deps.counter_for(settings)
+        counter, tool = self.deps.counter_for(settings), self.deps.registry.get(proposal["tool"])
         closed = close_step(
             state,
             settings,
@@ -83,13 +83,9 @@ class Act(Node):
             result=tool_result,
             rule=rule,
             first_run=attempt == 1 and not state.get("resolving", False),
-            side_effects=_has_side_effects(self.deps.registry.get(proposal["tool"])),
+            side_effects=tool is not None and has_side_effects(tool),
         )
         return update | closed
-
-
-def _has_side_effects(tool: Any) -> bool:
-    return tool is not None and has_side_effects(tool)
 
 
 def _call(state: AgentState, proposal: Proposal, attempt: int) -> tuple[dict[str, Any], bool]:

@@ -88,7 +88,7 @@ class _Normaliser:
         if isinstance(value, Mapping):
             return self._mapping(value, depth)
         if isinstance(value, Set):
-            return self._sequence(sorted(value, key=_sort_key), depth)
+            return self._sequence(sorted(value, key=_short_repr), depth)
         if isinstance(value, Sequence):
             return self._sequence(value, depth)
         return f"<{_type_name(value)} object: {_short_repr(value)}>"
@@ -155,10 +155,6 @@ def _key(key: Any) -> str:
 
 def _fits(value: int) -> bool:
     return INT64_MIN <= value <= INT64_MAX
-
-
-def _sort_key(value: Any) -> str:
-    return _short_repr(value)
 
 
 def _type_name(value: Any) -> str:
