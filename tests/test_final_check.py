@@ -497,6 +497,35 @@ def test_a_reply_that_asks_the_user_is_taken_as_written() -> None:
         assert check_final(task, reply, None, TOOLS) is None, reply
 
 
+def test_an_offer_of_more_help_closes_the_turn_so_a_skipped_lookup_is_sent_back() -> None:
+    """"Let me know if you need anything else." hands nothing to the user: given before any
+    lookup, the answer is read by (a); a question or a refusal beside the offer is not."""
+    task = "What is the status of ORD-2024-001?"
+    for answer in (
+        "Everything has been taken care of. Let me know if you need anything else.",
+        "All done! Is there anything else I can help you with?",
+        "It is on its way. Feel free to reach out if you have questions.",
+    ):
+        assert check_final(task, answer, None, TOOLS) == NOTES["lookup"].format(
+            tool="query_order"
+        ), answer
+    for reply in (
+        "Which order do you mean? Let me know if you need anything else.",
+        "The system does not allow that. Let me know if you need help with anything else.",
+        "Let me know if you'd like me to look it up.",
+    ):
+        assert check_final(task, reply, None, TOOLS) is None, reply
+
+
+def test_an_offer_of_more_help_after_a_lookup_is_a_reply_as_before() -> None:
+    """Only (a) reads an answer with an offer of more help: the rules that sent back
+    successful real replies with one (values, changes) still take it."""
+    task = "Please cancel ORD-2024-001."
+    held = record_result(None, task, "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))
+    answer = "Your order ORD-2024-001 is pending. Anything else I can do for you?"
+    assert check_final(task, answer, held, TOOLS) is None
+
+
 def test_an_answer_that_declines_or_hands_off_is_not_pushed_towards_the_change() -> None:
     task = "Please cancel ORD-2024-001."
     held = record_result(None, task, "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))

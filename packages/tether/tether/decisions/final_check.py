@@ -33,7 +33,7 @@ from tether.decisions.grounding import (
     tried,
     unbacked,
 )
-from tether.decisions.replies import asks_user, declines, negated
+from tether.decisions.replies import asks_user, declines, negated, offers_help
 from tether.decisions.toolpick import bm25_scores, terms, tool_text
 from tether.state import ToolResult
 from tether.tools.arguments import fills, requirements
@@ -85,10 +85,13 @@ def check_final(
     words = vocabulary or status_vocabulary(tools, held)
     notes = []
     stated = stated_in(answer, words)
-    if asks_user(answer):  # a question hands the turn to the user: not an answer yet
+    offer = offers_help(answer) and not declines(answer)  # closes the turn: (a) reads it
+    if asks_user(answer) and not offer:  # a question hands the turn to the user: not yet
         return None
     if not held["tools"] and (tool := lookup_tool(task, tools, held, says_nothing(stated))):
         notes.append(NOTES["lookup"].format(tool=tool))
+    if offer:
+        return " ".join(notes) or None
     missing = unbacked(stated, Evidence(f"{task}\n{context or ''}", held), words)
     changed = any(has_side_effects(t) and t.name in held["tools"] for t in tools)
     if vocabulary is None:  # see the module docstring, (b)

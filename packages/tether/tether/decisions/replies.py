@@ -20,10 +20,16 @@ _ASKS = re.compile(
 )
 """A question, a request of the user (to give, confirm or do something), or an offer of more
 help: the reply hands the turn back (English, Spanish, Chinese)."""
+_OFFERS = re.compile(
+    r"[^.?!。？！\n]*\b(?:anything else|feel free to|"
+    r"if you have any (?:other|more|further) questions)\b[^.?!。？！\n]*[.?!。？！]?"
+)
+"""A sentence that offers more help."""
 _DECLINES = re.compile(
     r"\b(cannot|can't|can ?not|unable|not able|won't|will not|could not|couldn't|"
     r"not (?:possible|allowed|permitted|eligible)|isn't (?:possible|allowed|eligible)|"
-    r"nothing is eligible|not authori[sz]ed|did not go through|didn't go through|"
+    r"nothing is eligible|not authori[sz]ed|(?:does not|doesn't) allow|"
+    r"did not go through|didn't go through|"
     r"transferr(?:ed|ing)|human agent|no (?:puedo|podemos|es posible|se puede))\b"
     r"|无法|不能|不可以|不允许|转人工"
 )
@@ -35,6 +41,12 @@ def asks_user(answer: str) -> bool:
     change, an id it needs): in a conversation that hands the turn back, it is not an answer
     given too soon."""
     return bool(_ASKS.search(_read(answer)))
+
+
+def offers_help(answer: str) -> bool:
+    """The reply hands the turn back only with an offer of more help ("Let me know if you
+    need anything else."): it closes the turn, as an answer does, so it is an answer yet."""
+    return asks_user(answer) and not asks_user(_OFFERS.sub(" ", _read(answer)))
 
 
 def declines(answer: str) -> bool:
