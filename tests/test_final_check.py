@@ -498,8 +498,8 @@ def test_a_reply_that_asks_the_user_is_taken_as_written() -> None:
 
 
 def test_an_offer_of_more_help_closes_the_turn_so_a_skipped_lookup_is_sent_back() -> None:
-    """"Let me know if you need anything else." hands nothing to the user: given before any
-    lookup, the answer is read by (a); a question or a refusal beside the offer is not."""
+    """An offer of more help ("Let me know if you need anything else.") hands nothing to the user:
+    given before any lookup, the answer is read by (a); a question or a refusal beside it is not."""
     task = "What is the status of ORD-2024-001?"
     for answer in (
         "Everything has been taken care of. Let me know if you need anything else.",
