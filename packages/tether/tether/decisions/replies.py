@@ -45,7 +45,7 @@ def asks_user(answer: str) -> bool:
 
 def offers_help(answer: str) -> bool:
     """The reply hands the turn back only with an offer of more help ("Let me know if you
-    need anything else."): it closes the turn, as an answer does, so it is an answer yet."""
+    need anything else."): it closes the turn, as an answer does, so it is read as one."""
     return asks_user(answer) and not asks_user(_OFFERS.sub(" ", _read(answer)))
 
 
