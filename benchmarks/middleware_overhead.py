@@ -13,6 +13,7 @@ and the median of the ratios of each repeat's two samples (taken back to back).
     uv run python benchmarks/middleware_overhead.py
     uv run python benchmarks/middleware_overhead.py --repeats 61 --runs 5
     uv run python benchmarks/middleware_overhead.py --json      # the figures as JSON
+    uv run python benchmarks/middleware_overhead.py --unchecked # and check_final off
 """
 
 from __future__ import annotations
@@ -109,11 +110,12 @@ def stock() -> Any:
     )
 
 
-def with_tether() -> Any:
+def with_tether(check_final: bool = True) -> Any:
     retries = [ToolRetryMiddleware(), ModelRetryMiddleware()]
+    chosen = settings().model_copy(update={"check_final": check_final})
     middleware = [
         HumanInTheLoopMiddleware(interrupt_on={}),
-        *tether_middleware(settings(), tools=TOOLS, retries=retries),
+        *tether_middleware(chosen, tools=TOOLS, retries=retries),
     ]
     return create_agent(
         ScriptedChatModel(responses=list(replies())), tools=TOOLS, middleware=middleware
@@ -125,6 +127,9 @@ AGENTS: dict[str, Callable[[], Any]] = {
     "create_agent + stock middleware": stock,
     "create_agent + tether_middleware": with_tether,
 }
+UNCHECKED = "create_agent + tether_middleware, check_final off"
+"""``--unchecked``: tether's middleware without the final-answer check, a control the stock
+set has no counterpart of (what the rest of tether's controls cost beside the stock set)."""
 
 
 def invoke(agent: Any) -> Any:
@@ -134,23 +139,24 @@ def invoke(agent: Any) -> Any:
     return out
 
 
-def cpu_per_step(repeats: int, runs: int) -> dict[str, Any]:
+def cpu_per_step(repeats: int, runs: int, unchecked: bool = False) -> dict[str, Any]:
     """Milliseconds of process CPU per step: each sample is ``runs`` runs of STEPS steps."""
-    samples: dict[str, list[float]] = {name: [] for name in AGENTS}
-    for make in AGENTS.values():  # warm-up: imports, first compile, tiktoken's tables
+    agents = {**AGENTS, **({UNCHECKED: lambda: with_tether(False)} if unchecked else {})}
+    samples: dict[str, list[float]] = {name: [] for name in agents}
+    for make in agents.values():  # warm-up: imports, first compile, tiktoken's tables
         invoke(make())
-    names = list(AGENTS)
+    names = list(agents)
     for repeat in range(repeats):
         order = names if repeat % 2 == 0 else names[::-1]  # interleaved
         for name in order:
-            agents = [AGENTS[name]() for _ in range(runs)]
+            built = [agents[name]() for _ in range(runs)]
             started = clock_start()
-            for agent in agents:
+            for agent in built:
                 invoke(agent)
             samples[name].append((time.process_time() - started) / (runs * STEPS) * 1000)
     medians = {name: statistics.median(values) for name, values in samples.items()}
-    stock_ms, tether_ms = (medians[name] for name in names[1:])
-    paired = [t / p for p, t in zip(*(samples[name] for name in names[1:]), strict=True)]
+    stock_ms, tether_ms = (medians[name] for name in names[1:3])
+    paired = [t / p for p, t in zip(*(samples[name] for name in names[1:3]), strict=True)]
     return {
         "steps_per_run": STEPS,
         "runs_per_sample": runs,
@@ -159,6 +165,7 @@ def cpu_per_step(repeats: int, runs: int) -> dict[str, Any]:
         "ms_per_step_all": {k: [round(x, 3) for x in v] for k, v in samples.items()},
         "ratio": round(tether_ms / stock_ms, 2),
         "paired_ratio_median": round(statistics.median(paired), 2),
+        **({"ratio_unchecked": round(medians[UNCHECKED] / stock_ms, 2)} if unchecked else {}),
     }
 
 
@@ -177,6 +184,8 @@ def table(report: dict[str, Any]) -> str:
         f"{report['repeats']} interleaved repeats of {report['runs_per_sample']} runs of "
         f"{report['steps_per_run']} steps, python {sys.version.split()[0]}"
     )
+    if "ratio_unchecked" in report:
+        rows.append(f"with check_final off: {report['ratio_unchecked']:.2f}x the stock set")
     return "\n".join(rows)
 
 
@@ -185,8 +194,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=31)
     parser.add_argument("--runs", type=int, default=3, help="runs per timed sample")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--unchecked", action="store_true", help=UNCHECKED.split(", ")[1])
     args = parser.parse_args()
-    report = cpu_per_step(args.repeats, args.runs)
+    report = cpu_per_step(args.repeats, args.runs, args.unchecked)
     print(json.dumps(report, indent=2) if args.json else table(report))
 
 
