@@ -28,6 +28,7 @@ from typing import Any
 
 from langchain.agents import create_agent
 from langchain.agents.middleware import (
+    AgentMiddleware,
     HumanInTheLoopMiddleware,
     ModelCallLimitMiddleware,
     ModelRetryMiddleware,
@@ -98,7 +99,7 @@ def plain() -> Any:
 
 def stock() -> Any:
     """The stock middleware for the same job: limits, retries and approval of writes."""
-    middleware = [
+    middleware: list[AgentMiddleware[Any, Any, Any]] = [
         HumanInTheLoopMiddleware(interrupt_on={}),  # these tools are reads: none asks
         ModelCallLimitMiddleware(run_limit=STEPS + 5),
         ToolCallLimitMiddleware(run_limit=STEPS + 5),
