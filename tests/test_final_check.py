@@ -8,6 +8,7 @@ import os
 from enum import StrEnum
 from typing import Any, Literal
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, Field
@@ -524,6 +525,19 @@ def test_an_offer_of_more_help_after_a_lookup_is_a_reply_as_before() -> None:
     held = record_result(None, task, "query_order", {"order_id": "ORD-2024-001"}, _ok(ORDER))
     answer = "Your order ORD-2024-001 is pending. Anything else I can do for you?"
     assert check_final(task, answer, held, TOOLS) is None
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    ("answer", "sent_back"),
+    [("word " * 200_000 + "?", False), ("a " * 200_000 + "anything else?", True)],
+)
+def test_a_long_reply_is_read_in_linear_time(answer: str, sent_back: bool) -> None:
+    """A model's reply of a million characters in one sentence, a question or an offer of
+    more help at its end, is read in linear time (a quadratic pass would take hours;
+    pytest-timeout fails the test then): no reply can wedge a run at the check."""
+    note = check_final("What is the status of ORD-2024-001?", answer, None, TOOLS)
+    assert note == (NOTES["lookup"].format(tool="query_order") if sent_back else None)
 
 
 def test_an_answer_that_declines_or_hands_off_is_not_pushed_towards_the_change() -> None:

@@ -21,10 +21,11 @@ _ASKS = re.compile(
 """A question, a request of the user (to give, confirm or do something), or an offer of more
 help: the reply hands the turn back (English, Spanish, Chinese)."""
 _OFFERS = re.compile(
-    r"[^.?!。？！\n]*\b(?:anything else|feel free to|"
+    r"(?:^|(?<=[.?!。？！\n]))[^.?!。？！\n]*\b(?:anything else|feel free to|"
     r"if you have any (?:other|more|further) questions)\b[^.?!。？！\n]*[.?!。？！]?"
 )
-"""A sentence that offers more help."""
+"""A sentence that offers more help. A match starts only where a sentence starts, so a long
+sentence without the offer costs linear time, not quadratic."""
 _DECLINES = re.compile(
     r"\b(cannot|can't|can ?not|unable|not able|won't|will not|could not|couldn't|"
     r"not (?:possible|allowed|permitted|eligible)|isn't (?:possible|allowed|eligible)|"
