@@ -14,13 +14,22 @@ and the median of the ratios of each repeat's two samples (taken back to back).
     uv run python benchmarks/middleware_overhead.py --repeats 61 --runs 5
     uv run python benchmarks/middleware_overhead.py --json      # the figures as JSON
     uv run python benchmarks/middleware_overhead.py --unchecked # and check_final off
+    uv run python benchmarks/middleware_overhead.py --instructions  # counted by callgrind
+
+CPU time on a shared machine moves by a few percent between runs of the same code, as much as
+the gap it measures here; ``--instructions`` counts instead the instructions each step of the
+stock set and of tether's runs (valgrind's callgrind, about a minute), a figure that moves by
+about 0.1% between runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -170,7 +179,65 @@ def cpu_per_step(repeats: int, runs: int, unchecked: bool = False) -> dict[str, 
     }
 
 
+COUNTED = list(AGENTS)[1:]
+"""``--instructions``: the agents whose steps are counted (the stock set and tether's)."""
+
+
+def instructions_per_step(runs: int) -> dict[str, Any]:
+    """Instructions per step of each agent of COUNTED, counted by callgrind in a process of its
+    own over ``runs`` runs after a warm-up (:func:`counted_runs` turns the counting on only
+    around them), and tether's ratio to the stock set."""
+    counted: dict[str, float] = {}
+    for name in COUNTED:
+        command = ["valgrind", "--tool=callgrind", "--instr-atstart=no", "--fair-sched=yes"]
+        command += ["--callgrind-out-file=/dev/null", sys.executable, __file__]
+        done = subprocess.run(
+            [*command, "--counted", name, "--runs", str(runs)], capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"callgrind failed on {name}: {done.stderr[-2000:]}")
+        counted[name] = instructions_in(done.stderr) / (runs * STEPS)
+    stock, tether = (counted[name] for name in COUNTED)
+    return {"instructions_per_step": counted, "runs": runs, "ratio": round(tether / stock, 3)}
+
+
+def instructions_in(log: str) -> int:
+    """The instructions callgrind's log says it counted."""
+    found = re.search(r"Collected : (\d+)", log)
+    if found is None:
+        raise RuntimeError(f"no count in callgrind's log: {log[-2000:]}")
+    return int(found.group(1))
+
+
+def callgrind_counts(state: str) -> None:
+    """Turn callgrind's counting of this process ``on`` or ``off``."""
+    command = ["callgrind_control", "-i", state, str(os.getpid())]
+    subprocess.run(command, check=True, capture_output=True)
+
+
+def counted_runs(name: str, runs: int, switch: Callable[[str], object] = callgrind_counts) -> None:
+    """``--counted``: ``runs`` runs of the agent ``name``, after a warm-up run, with callgrind
+    counting only while they run (``switch`` turns it on and off)."""
+    built = [AGENTS[name]() for _ in range(runs + 1)]
+    invoke(built.pop())
+    switch("on")
+    for agent in built:
+        invoke(agent)
+    switch("off")
+
+
 def table(report: dict[str, Any]) -> str:
+    if "instructions_per_step" in report:
+        rows = [
+            f"| {name} | {count / 1e6:.2f} M |"
+            for name, count in report["instructions_per_step"].items()
+        ]
+        head = ["| agent | instructions/step |", "|---|---:|"]
+        tail = (
+            f"ratio (tether / stock middleware): **{report['ratio']:.3f}x**; {report['runs']} "
+            f"runs of {STEPS} steps each, counted by callgrind, python {sys.version.split()[0]}"
+        )
+        return "\n".join([*head, *rows, "", tail])
     rows = [
         "| agent | CPU ms/step (median) | min | max |",
         "|---|---:|---:|---:|",
@@ -196,8 +263,17 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per timed sample")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--unchecked", action="store_true", help=UNCHECKED.split(", ")[1])
+    parser.add_argument(
+        "--instructions", action="store_true", help="count instructions (needs valgrind)"
+    )
+    parser.add_argument("--counted", choices=COUNTED, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    report = cpu_per_step(args.repeats, args.runs, args.unchecked)
+    if args.counted:
+        return counted_runs(args.counted, args.runs)
+    if args.instructions:
+        report = instructions_per_step(args.runs)
+    else:
+        report = cpu_per_step(args.repeats, args.runs, args.unchecked)
     print(json.dumps(report, indent=2) if args.json else table(report))
 
 

@@ -6,6 +6,7 @@ what holds at any speed: every agent runs to the end, and async runs overlap the
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -58,6 +59,22 @@ def test_cpu_per_step_with_tethers_middleware_runs_every_agent_to_the_answer() -
     assert set(medians) == {"create_agent", stock, tether, f"{tether}, check_final off"}
     assert all(value > 0 for value in medians.values()) and report["ratio"] > 0
     assert report["ratio_unchecked"] > 0
+
+
+def test_callgrind_counts_only_the_runs_of_each_agent(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--instructions`` (valgrind is not needed here): the counting goes on after the
+    warm-up run and off after the last counted run, for each agent it compares."""
+    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    overhead = importlib.import_module("middleware_overhead")
+    invoke, events = overhead.invoke, []
+    monkeypatch.setattr(overhead, "invoke", lambda agent: events.append("run") or invoke(agent))
+    for name in overhead.COUNTED:
+        events.clear()
+        overhead.counted_runs(name, 2, switch=events.append)
+        assert events == ["run", "on", "run", "run", "off"]
+    assert overhead.instructions_in("==7== Collected : 92827501\n") == 92827501
+    with pytest.raises(RuntimeError, match="no count"):
+        overhead.instructions_in("valgrind: command not found")
 
 
 def test_the_real_runs_script_gives_every_agents_row_on_the_fixtures() -> None:
