@@ -31,8 +31,9 @@ from langchain_tether import (
     tether_middleware,
     tether_part,
 )
+from langchain_tether.common import merge_fields, packed
 from langgraph.checkpoint.memory import InMemorySaver
-from langgraph.types import Command
+from langgraph.types import Command, Overwrite
 from tether import AgentSettings, ScriptExhaustedError, decisions, tool
 from tether.decisions import GateDecision, cap_note
 from tether.testing import ScriptedChatModel
@@ -145,7 +146,7 @@ def test_a_repeated_call_is_answered_from_its_record_then_the_run_ends(mode: str
     assert answer_of(out) is None  # tether's stop message is no answer
     assert out["tether_tool_stats"]["lookup_order"]["usage_count"] == 1
     if mode != "stream":  # streamed values are the whole state, private fields too
-        assert not {"tether_calls", "tether_step"} & set(out)
+        assert "tether_private" not in out
 
 
 @pytest.mark.parametrize("retries", [False, True])
@@ -163,9 +164,40 @@ def test_private_fields_are_in_neither_schema_and_the_status_is_in_the_output() 
     outputs = agent.get_output_jsonschema()["properties"]
     assert set(inputs) == {"messages"}
     assert {"tether_status", "tether_reason", "tether_tool_stats"} <= set(outputs)
-    assert not {"tether_calls", "tether_history", "tether_usage", "tether_step"} & set(outputs)
+    assert "tether_private" not in outputs
     names = [m.name for m in tether_middleware()]
     assert len(set(names)) == len(names)
+
+
+def test_the_private_fields_share_one_channel() -> None:
+    """LangGraph reads and copies every channel of the state at each graph step: a private
+    field of its own channel would cost every step of every run (see RunFields)."""
+    plain, _ = agent_with([], [lookup_order], [])
+    agent, _ = agent_with([], [lookup_order], tether_middleware())
+    public = {"tether_status", "tether_cause", "tether_reason", "tether_tool_stats"}
+    assert set(agent.channels) - set(plain.channels) == public | {"tether_private"}
+
+
+def test_the_private_channel_takes_each_field_by_its_reducer() -> None:
+    merged = merge_fields({"tether_tool_failures": {"a": 1}, "tether_step": 3}, {})
+    merged = merge_fields(merged, {"tether_tool_failures": "a", "tether_step": 4})
+    assert merged == {"tether_tool_failures": {"a": 2}, "tether_step": 4}
+    reset = merge_fields(merged, {"tether_history": Overwrite([]), "tether_tool_failures": "b"})
+    assert reset == {
+        "tether_tool_failures": {"a": 2, "b": 1},
+        "tether_step": 4,
+        "tether_history": [],
+    }
+
+
+def test_an_update_packed_twice_keeps_the_private_fields_of_both() -> None:
+    """An outer wrapper writes its fields beside an inner one's Command: both reach the state."""
+    inner = packed({"messages": [], "tether_calls": ["event"], "tether_stop": None})
+    outer = packed({**inner, "tether_history": ["record"], "tether_status": "failed"})
+    assert outer["messages"] == [] and outer["tether_status"] == "failed"
+    private = {"tether_calls": ["event"], "tether_stop": None, "tether_history": ["record"]}
+    assert outer["tether_private"] == private
+    assert packed({"messages": []}) == {"messages": []}
 
 
 def test_each_run_on_a_thread_starts_afresh() -> None:

@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-from tether.decisions import Proposal, StepRecord, ToolResult, Usage, Verdict
+from tether.decisions import Proposal, ToolResult, Usage, Verdict
 
 
 @dataclass
@@ -33,7 +33,6 @@ class ToolCallRecord:
     gate: str | None = None  # recall, repeat or refuse: tether answered in place of the call
     result: ToolResult | None = None  # the outcome tether wrote (the gate's, a write's failure)
     proposal: Proposal | None = None  # the call as the decisions see it, read once
-    record: tuple[object, object, StepRecord] | None = None  # the record, for one reading
 
 
 _MODEL: ContextVar[ModelCall | None] = ContextVar("tether_model_call", default=None)

@@ -14,12 +14,13 @@ from typing import Any
 
 import tether.decisions as decisions
 from langchain.agents.middleware.types import ModelRequest, ModelResponse
-from langchain_core.messages import AIMessage, HumanMessage, ToolCall
+from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages.tool import tool_call
 from tether import STATUSES, AgentSettings
 from tether.decisions import Proposal, Verdict
 
 from langchain_tether.calls import ModelCall
-from langchain_tether.common import NOTE_ID, Outcome, ending, responded
+from langchain_tether.common import NOTE_ID, Outcome, ending, fields, responded
 
 STOP_ID = f"{NOTE_ID}stop-"
 """Ids of the run's last message when tether ends it without an answer (for readers)."""
@@ -85,13 +86,8 @@ def stopped(
 
 def replay_call(unresolved: Proposal) -> AIMessage:
     """The call that settles a write of unknown outcome: the same tool and arguments."""
-    key = uuid.uuid4().hex
-    call: ToolCall = {
-        "name": unresolved.get("tool", ""),
-        "args": dict(unresolved.get("arguments", {})),
-        "id": f"tether-replay-{key}",
-        "type": "tool_call",
-    }
+    key, arguments = uuid.uuid4().hex, dict(unresolved.get("arguments", {}))
+    call = tool_call(name=unresolved.get("tool", ""), args=arguments, id=f"tether-replay-{key}")
     return AIMessage("", tool_calls=[call], id=f"{NOTE_ID}replay-{key}")
 
 
@@ -115,7 +111,7 @@ class Plan:
         verdict = self.stop or self.closing
         if verdict is None:
             return None
-        state: Any = self.request.state
+        state: Any = fields(self.request.state)
         unresolved, resolving = self.unresolved(), bool(state.get("tether_resolving"))
         if decisions.must_resolve_first(verdict, unresolved, resolving):
             assert unresolved is not None
@@ -141,7 +137,7 @@ class Plan:
 
     def unresolved(self) -> Proposal | None:
         """The write whose outcome is unknown, as the repeat guard recorded it."""
-        state: Any = self.request.state
+        state: Any = fields(self.request.state)
         return state.get("tether_unresolved")
 
 

@@ -7,14 +7,14 @@ a message's id, name, metadata or text, which a model server or a tool may set."
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any, NotRequired
+from typing import Annotated, Any, NotRequired, TypedDict, cast, get_origin, get_type_hints
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings
-from tether.decisions import StepRecord, StopFacts, Usage, Verdict
+from tether.decisions import CallRecord, Proposal, StepRecord, StopFacts, Usage, Verdict
 
 from langchain_tether.calls import ModelCall
 
@@ -51,6 +51,61 @@ def add_failures(current: dict[str, int] | None, new: Any) -> dict[str, int]:
     return counts
 
 
+def fold_grounds(current: Any, call: list[Any]) -> dict[str, Any]:
+    """Reducer: the run's grounds (``{}`` before any call) with one more tool call (its task,
+    tool, arguments, result) folded in by :func:`tether.decisions.final_check.record_result`."""
+    return dict(decisions.record_result(current or None, *call))
+
+
+class RunFields(TypedDict, total=False):
+    """tether's private fields, in one channel of the agent's state (:data:`PRIVATE`; hooks
+    read them with :func:`fields` and write them with :func:`packed`). LangGraph reads and
+    copies every channel at each graph step: a channel for each field cost 4% of a run (3.5 M
+    instructions in 9 steps; benchmarks/middleware_overhead.py --instructions). A
+    field takes a write by the reducer it is annotated with, else as the newest value."""
+
+    tether_step: int
+    """Model calls made in this run (the loop's steps)."""
+    tether_stop: Annotated[Verdict | None, first_verdict]
+    """A stop decided while the tools ran, acted on at the next model call."""
+    tether_usage: Usage | None
+    """Tokens this run spent (the budget's count)."""
+    tether_history: Annotated[list[StepRecord], decisions.keep_window]
+    """The run's last tool steps, as the stop rules and the failure note read them."""
+    tether_tool_failures: Annotated[dict[str, int], add_failures]
+    """Failed calls of each registered tool in this run."""
+    tether_calls: Annotated[dict[str, CallRecord], decisions.record_calls]
+    """Each distinct call of the thread: runs, last outcomes, what a success returned."""
+    tether_unresolved: Proposal | None
+    """A write whose outcome is unknown (it failed transiently)."""
+    tether_resolving: bool
+    """The run replayed that write itself, before an answer (once per run)."""
+    tether_run_id: str
+    """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
+    tether_task: str
+    """The run's task: the user's message that started it."""
+    tether_grounds: Annotated[dict[str, Any], fold_grounds]
+    """What the thread's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
+    tether_sent_back: bool
+    """An answer was sent back in this run; the next is taken as written."""
+
+
+PRIVATE = "tether_private"
+HINTS = get_type_hints(RunFields, include_extras=True)
+REDUCERS: dict[str, Callable[[Any, Any], Any]] = {
+    key: hint.__metadata__[0] for key, hint in HINTS.items() if get_origin(hint) is Annotated
+}
+
+
+def merge_fields(current: RunFields | None, new: Mapping[str, Any]) -> RunFields:
+    """Reducer of the private channel: each field takes a write by its reducer (or Overwrite)."""
+    merged: Any = dict(current or {})
+    for key, value in new.items():
+        take = REDUCERS.get(key, latest)
+        merged[key] = value.value if isinstance(value, Overwrite) else take(merged.get(key), value)
+    return cast(RunFields, merged)
+
+
 class RunState(lc.AgentState[lc.ResponseT]):
     """The fields every tether middleware shares."""
 
@@ -60,18 +115,22 @@ class RunState(lc.AgentState[lc.ResponseT]):
     """What ended it: a :data:`tether.StopCause`."""
     tether_reason: NotRequired[Annotated[str | None, lc.OmitFromInput, latest]]
     """Why, in tether's words (numbers and the names of the calls involved)."""
-    tether_step: NotRequired[Annotated[int, lc.PrivateStateAttr, latest]]
-    """Model calls made in this run (the loop's steps)."""
-    tether_stop: NotRequired[Annotated[Verdict | None, lc.PrivateStateAttr, first_verdict]]
-    """A stop decided while the tools ran, acted on at the next model call."""
-    tether_usage: NotRequired[Annotated[Usage | None, lc.PrivateStateAttr, latest]]
-    """Tokens this run spent (the budget's count)."""
-    tether_history: NotRequired[
-        Annotated[list[StepRecord], lc.PrivateStateAttr, decisions.keep_window]
-    ]
-    """The run's last tool steps, as the stop rules and the failure note read them."""
-    tether_tool_failures: NotRequired[Annotated[dict[str, int], lc.PrivateStateAttr, add_failures]]
-    """Failed calls of each registered tool in this run."""
+    tether_private: NotRequired[Annotated[RunFields, lc.PrivateStateAttr, merge_fields]]
+    """tether's private fields (:class:`RunFields`)."""
+
+
+def fields(state: Any) -> Any:
+    """The state with the private fields read as its own keys."""
+    return {**state, **(state.get(PRIVATE) or {})}
+
+
+def packed(update: Mapping[str, Any]) -> dict[str, Any]:
+    """A hook's update as the state takes it: the private fields in their channel."""
+    private = {key: value for key, value in update.items() if key in RunFields.__annotations__}
+    if not private:
+        return dict(update)
+    kept = {key: value for key, value in update.items() if key not in private}
+    return {**kept, PRIVATE: {**kept.get(PRIVATE, {}), **private}}
 
 
 RUN: dict[str, Any] = {**dict.fromkeys(ENDS), "tether_step": 0, "tether_stop": None}
@@ -95,6 +154,7 @@ def run_view(state: Any, fresh: Callable[[Any], Mapping[str, Any]]) -> tuple[Any
     model call, ``fresh(state)`` (the middleware's own fields as a run starts, an
     ``Overwrite`` for a field with a reducer) and the shared fields replace what the last
     run left."""
+    state = fields(state)
     if not starts_run(state):
         return state, {}
     update = {**RUN, **fresh(state)}
@@ -152,4 +212,4 @@ def extended(outcome: Outcome) -> ModelResult:
     response, update = outcome
     if not update:
         return response
-    return lc.ExtendedModelResponse(model_response=response, command=Command(update=update))
+    return lc.ExtendedModelResponse(model_response=response, command=Command(update=packed(update)))

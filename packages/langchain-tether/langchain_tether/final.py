@@ -60,16 +60,6 @@ class Asked:
         return update
 
 
-def fold_grounds(current: dict[str, Any], call: dict[str, Any]) -> dict[str, Any]:
-    """Reducer: the run's grounds (``{}`` before any call) with one more tool call folded in
-    by :func:`tether.decisions.final_check.record_result`."""
-    grounds: Any = current or None
-    folded = decisions.record_result(
-        grounds, call["task"], call["tool"], call["arguments"], call["result"]
-    )
-    return dict(folded)
-
-
 class FinalAnswerCheck:
     """The final-answer check, a part of :class:`langchain_tether.TetherMiddleware` (it shares
     the run's state and wrappers with the stop rules). It runs
@@ -194,10 +184,5 @@ class FinalAnswerCheck:
         request = step.request
         if step.call.gate in ("recall", "repeat"):
             return {}
-        call = {
-            "task": request.state.get("tether_task") or "",
-            "tool": request.tool_call["name"],
-            "arguments": request.tool_call.get("args") or {},
-            "result": step.result,
-        }
-        return {"tether_grounds": call}
+        task, call = request.state.get("tether_task") or "", request.tool_call
+        return {"tether_grounds": [task, call["name"], call.get("args") or {}, step.result]}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import random
 import uuid
-from typing import Annotated, Any, NotRequired
+from typing import Any
 
 import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
@@ -17,19 +17,13 @@ from langchain_core.messages import AIMessage, ToolMessage
 from langgraph.prebuilt.tool_node import ToolCallRequest
 from langgraph.types import Command
 from tether import AgentSettings
-from tether.decisions import (
-    CallRecord,
-    GateDecision,
-    Proposal,
-    ToolResult,
-    Verdict,
-)
+from tether.decisions import GateDecision, Proposal, ToolResult, Verdict
 from tether.llm import call_fingerprint
 from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
 from langchain_tether.calls import ModelCall, ToolCallRecord
 from langchain_tether.closing import replay_call
-from langchain_tether.common import RunState, ending, latest, step_of, stop_after
+from langchain_tether.common import RunState, ending, packed, step_of, stop_after
 from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"  # the same reply made the same call earlier
@@ -37,19 +31,6 @@ UNKNOWN_OUTCOME = (
     " Its outcome is unknown: it may have taken effect before it failed. Calling it again "
     "with the same arguments settles it."
 )
-
-
-class RepeatGuardState(RunState[lc.ResponseT]):
-    tether_calls: NotRequired[
-        Annotated[dict[str, CallRecord], lc.PrivateStateAttr, decisions.record_calls]
-    ]
-    """Each distinct call of the run: runs, last outcomes, what a success returned."""
-    tether_unresolved: NotRequired[Annotated[Proposal | None, lc.PrivateStateAttr, latest]]
-    """A write whose outcome is unknown (it failed transiently)."""
-    tether_resolving: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
-    """The run replayed that write itself, before an answer (once per run)."""
-    tether_run_id: NotRequired[Annotated[str, lc.PrivateStateAttr]]
-    """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
 
 
 def fresh_guard(state: Any) -> dict[str, Any]:
@@ -92,7 +73,7 @@ def settled(
 
 
 class RepeatGuardMiddleware(
-    ToolHooks, lc.AgentMiddleware[RepeatGuardState[lc.ResponseT], lc.ContextT, lc.ResponseT]
+    ToolHooks, lc.AgentMiddleware[RunState[lc.ResponseT], lc.ContextT, lc.ResponseT]
 ):
     """Asks :func:`tether.decisions.gate` about each tool call (tool name and canonical
     arguments, :func:`tether.llm.call_fingerprint`): a call that succeeded before is
@@ -115,7 +96,7 @@ class RepeatGuardMiddleware(
     ``repeat_limit``, ``tool_attempts``, ``retry_base_delay``, ``retry_max_delay``.
     """
 
-    state_schema = RepeatGuardState  # type: ignore[assignment]
+    state_schema = RunState  # type: ignore[assignment]
 
     def __init__(self, settings: AgentSettings | None = None) -> None:
         super().__init__()
@@ -298,4 +279,4 @@ def _answered(
         status="success" if gate == "recall" else "error",
         additional_kwargs={"tether": gate},
     )
-    return Command(update={"messages": [message], **update}) if update else message
+    return Command(update=packed({"messages": [message], **update})) if update else message

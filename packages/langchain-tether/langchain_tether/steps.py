@@ -24,17 +24,10 @@ from tether.memory import TokenCounter
 from langchain_tether.budget import ModelSteps, TokenBudget
 from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
-from langchain_tether.common import (
-    NOTE_ID,
-    Outcome,
-    counted,
-    ending,
-    facts_of,
-    run_view,
-)
+from langchain_tether.common import NOTE_ID, Outcome, RunState, counted, ending, facts_of, run_view
 from langchain_tether.drive import Steps
-from langchain_tether.final import Asked, FinalAnswerCheck, fold_grounds
-from langchain_tether.repeat import RepeatGuardState, fresh_guard, settled, unique_ids
+from langchain_tether.final import Asked, FinalAnswerCheck
+from langchain_tether.repeat import fresh_guard, settled, unique_ids
 from langchain_tether.tooling import ToolHooks, ToolStep
 
 Request = lc.ModelRequest[Any]
@@ -79,16 +72,10 @@ def stats_update(step: ToolStep) -> dict[str, Any]:
     return {"tether_tool_stats": call}
 
 
-class TetherState(RepeatGuardState[lc.ResponseT]):
+class TetherState(RunState[lc.ResponseT]):
     """The fields of :class:`TetherMiddleware`: the shared ones, the repeat guard's (started
-    here), the final-answer check's and the tool stats."""
+    here), the final-answer check's (private) and the tool stats."""
 
-    tether_task: NotRequired[Annotated[str, lc.PrivateStateAttr]]
-    """The run's task: the user's message that started it."""
-    tether_grounds: NotRequired[Annotated[dict[str, Any], lc.PrivateStateAttr, fold_grounds]]
-    """What the run's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
-    tether_sent_back: NotRequired[Annotated[bool, lc.PrivateStateAttr]]
-    """An answer was sent back in this run; the next is taken as written."""
     tether_tool_stats: NotRequired[Annotated[dict[str, Any], lc.OmitFromInput, add_call]]
     """Per tool: ``usage_count``, ``success_count``, ``failure_count``,
     ``consecutive_failures``, ``last_latency_s``, ``total_latency_s``."""
@@ -202,10 +189,7 @@ class TetherMiddleware(
                     ended = later.finish((yield from passes(later.request)), update)
                 response, update = ended
                 response = lc.ModelResponse([*asked.response.result, *response.result])
-            return response, {
-                **inner,
-                **update,
-            }  # applied after the inner ones, as create_agent does
+            return response, {**inner, **update}  # applied after the inner ones, as LangChain does
 
     def finished(self, plan: Plan, view: Any, asked: Asked, update: dict[str, Any]) -> Outcome:
         """The response; when it is the run's answer (a reply with no tool call that no
