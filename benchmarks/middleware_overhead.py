@@ -14,6 +14,7 @@ and the median of the ratios of each repeat's two samples (taken back to back).
     uv run python benchmarks/middleware_overhead.py --repeats 61 --runs 5
     uv run python benchmarks/middleware_overhead.py --json      # the figures as JSON
     uv run python benchmarks/middleware_overhead.py --unchecked # and check_final off
+    uv run python benchmarks/middleware_overhead.py --layered   # and two empty tool hooks
     uv run python benchmarks/middleware_overhead.py --instructions  # counted by callgrind
 
 CPU time on a shared machine moves by a few percent between runs of the same code, as much as
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -140,6 +142,35 @@ AGENTS: dict[str, Callable[[], Any]] = {
 UNCHECKED = "create_agent + tether_middleware, check_final off"
 """``--unchecked``: tether's middleware without the final-answer check, a control the stock
 set has no counterpart of (what the rest of tether's controls cost beside the stock set)."""
+LAYERED = "create_agent + stock middleware + two empty tool hooks"
+"""``--layered``: the stock set with two more middleware whose tool hook only calls on (as
+many tool hooks around a call as tether's list has): what the layers cost by themselves."""
+
+
+class EmptyToolHook(AgentMiddleware[Any, Any, Any]):
+    """A tool hook that does nothing but call on."""
+
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        return handler(request)
+
+
+class OtherEmptyToolHook(EmptyToolHook):
+    """A second one (create_agent takes one middleware of a class)."""
+
+
+def layered() -> Any:
+    stock_set = [
+        HumanInTheLoopMiddleware(interrupt_on={}),
+        ModelCallLimitMiddleware(run_limit=STEPS + 5),
+        ToolCallLimitMiddleware(run_limit=STEPS + 5),
+        ModelRetryMiddleware(),
+        EmptyToolHook(),
+        ToolRetryMiddleware(),
+        OtherEmptyToolHook(),
+    ]
+    return create_agent(
+        ScriptedChatModel(responses=list(replies())), tools=TOOLS, middleware=stock_set
+    )
 
 
 def invoke(agent: Any) -> Any:
@@ -149,10 +180,16 @@ def invoke(agent: Any) -> Any:
     return out
 
 
-def cpu_per_step(repeats: int, runs: int, unchecked: bool = False) -> dict[str, Any]:
-    """Milliseconds of process CPU per step: each sample is ``runs`` runs of STEPS steps."""
+def cpu_per_step(
+    repeats: int, runs: int, unchecked: bool = False, layers: bool = False
+) -> dict[str, Any]:
+    """Milliseconds of process CPU per step: each sample is ``runs`` runs of STEPS steps. Also
+    its user and system parts, and the page faults a step takes (the kernel's work: its time
+    is system time)."""
     agents = {**AGENTS, **({UNCHECKED: lambda: with_tether(False)} if unchecked else {})}
+    agents |= {LAYERED: layered} if layers else {}
     samples: dict[str, list[float]] = {name: [] for name in agents}
+    kernel: dict[str, list[tuple[float, float, float]]] = {name: [] for name in agents}
     for make in agents.values():  # warm-up: imports, first compile, tiktoken's tables
         invoke(make())
     names = list(agents)
@@ -160,10 +197,14 @@ def cpu_per_step(repeats: int, runs: int, unchecked: bool = False) -> dict[str, 
         order = names if repeat % 2 == 0 else names[::-1]  # interleaved
         for name in order:
             built = [agents[name]() for _ in range(runs)]
-            started = clock_start()
+            started, before = clock_start(), resource.getrusage(resource.RUSAGE_SELF)
             for agent in built:
                 invoke(agent)
             samples[name].append((time.process_time() - started) / (runs * STEPS) * 1000)
+            after = resource.getrusage(resource.RUSAGE_SELF)
+            parts = (after.ru_utime - before.ru_utime, after.ru_stime - before.ru_stime)
+            faults = after.ru_minflt - before.ru_minflt
+            kernel[name].append((*(part * 1000 for part in parts), faults))
     medians = {name: statistics.median(values) for name, values in samples.items()}
     stock_ms, tether_ms = (medians[name] for name in names[1:3])
     paired = [t / p for p, t in zip(*(samples[name] for name in names[1:3]), strict=True)]
@@ -173,9 +214,18 @@ def cpu_per_step(repeats: int, runs: int, unchecked: bool = False) -> dict[str, 
         "repeats": repeats,
         "ms_per_step_median": {k: round(v, 3) for k, v in medians.items()},
         "ms_per_step_all": {k: [round(x, 3) for x in v] for k, v in samples.items()},
+        "user_system_ms_per_step_mean": {  # the kernel accounts CPU time in ticks: a mean
+            name: [round(statistics.mean(v[i] for v in values) / (runs * STEPS), 3) for i in (0, 1)]
+            for name, values in kernel.items()
+        },
+        "page_faults_per_step": {
+            name: round(statistics.mean(v[2] for v in values) / (runs * STEPS), 2)
+            for name, values in kernel.items()
+        },
         "ratio": round(tether_ms / stock_ms, 2),
         "paired_ratio_median": round(statistics.median(paired), 2),
         **({"ratio_unchecked": round(medians[UNCHECKED] / stock_ms, 2)} if unchecked else {}),
+        **({"ratio_layered": round(tether_ms / medians[LAYERED], 2)} if layers else {}),
     }
 
 
@@ -239,21 +289,31 @@ def table(report: dict[str, Any]) -> str:
         )
         return "\n".join([*head, *rows, "", tail])
     rows = [
-        "| agent | CPU ms/step (median) | min | max |",
-        "|---|---:|---:|---:|",
+        "| agent | CPU ms/step (median) | min | max | user | system | page faults/step |",
+        "|---|---:|---:|---:|---:|---:|---:|",
     ]
     for name, median in report["ms_per_step_median"].items():
         values = report["ms_per_step_all"][name]
-        rows.append(f"| {name} | {median:.2f} | {min(values):.2f} | {max(values):.2f} |")
+        user, system = report["user_system_ms_per_step_mean"][name]
+        faults = report["page_faults_per_step"][name]
+        rows.append(
+            f"| {name} | {median:.2f} | {min(values):.2f} | {max(values):.2f} | {user:.2f} "
+            f"| {system:.2f} | {faults:.2f} |"
+        )
     rows.append("")
     rows.append(
         f"ratio of the medians (tether / stock middleware): **{report['ratio']:.2f}x**; "
         f"median of the ratios of each repeat's pair: {report['paired_ratio_median']:.2f}x; "
         f"{report['repeats']} interleaved repeats of {report['runs_per_sample']} runs of "
-        f"{report['steps_per_run']} steps, python {sys.version.split()[0]}"
+        f"{report['steps_per_run']} steps, python {sys.version.split()[0]}; user and system "
+        "time are means (the kernel accounts them in ticks), page faults a mean"
     )
     if "ratio_unchecked" in report:
         rows.append(f"with check_final off: {report['ratio_unchecked']:.2f}x the stock set")
+    if "ratio_layered" in report:
+        rows.append(
+            f"tether / the stock set with two empty tool hooks: {report['ratio_layered']:.2f}x"
+        )
     return "\n".join(rows)
 
 
@@ -263,6 +323,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3, help="runs per timed sample")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--unchecked", action="store_true", help=UNCHECKED.split(", ")[1])
+    parser.add_argument("--layered", action="store_true", help=LAYERED.split(" + ", 2)[2])
     parser.add_argument(
         "--instructions", action="store_true", help="count instructions (needs valgrind)"
     )
@@ -273,7 +334,7 @@ def main() -> None:
     if args.instructions:
         report = instructions_per_step(args.runs)
     else:
-        report = cpu_per_step(args.repeats, args.runs, args.unchecked)
+        report = cpu_per_step(args.repeats, args.runs, args.unchecked, args.layered)
     print(json.dumps(report, indent=2) if args.json else table(report))
 
 

@@ -36,6 +36,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command, Overwrite
 from tether import AgentSettings, ScriptExhaustedError, decisions, tool
 from tether.decisions import GateDecision, cap_note
+from tether.decisions.grounding import heard
+from tether.memory import TiktokenCounter, tool_call_text
 from tether.testing import ScriptedChatModel
 
 from tests import forked
@@ -391,6 +393,29 @@ def test_the_budget_counts_on_from_the_last_request_as_a_fresh_count_would() -> 
         assert budget.request_tokens(request) == TokenBudgetMiddleware().request_tokens(request)
 
 
+def test_the_budget_reads_each_text_of_a_run_once() -> None:
+    """A step's request holds every earlier message and tool call: each text (a message's, a
+    reply's tool calls') is counted once in the run, so the counting a run costs grows with
+    its length, not with its length squared."""
+    from langchain.agents.middleware.types import ModelRequest
+
+    read: list[str] = []
+
+    class Reading(TiktokenCounter):
+        def count(self, text: str) -> int:
+            read.append(text)
+            return super().count(text)
+
+    budget, model = TokenBudgetMiddleware(counter=Reading()), ScriptedChatModel(responses=[])
+    messages: list[Any] = [HumanMessage("Look up ORD-2024-001 to ORD-2024-006")]
+    for i in range(1, 7):
+        reply = call("lookup_order", i, order_id=f"ORD-2024-00{i}")
+        budget.spent(reply, budget.request_tokens(ModelRequest(model=model, messages=messages)))
+        messages += [reply, ToolMessage(f"order {i} is paid", tool_call_id=f"call-{i}")]
+    texts = [m.text for m in messages[:-1]] + [tool_call_text(m) for m in messages[1::2]]
+    assert Counter(read) == Counter(dict.fromkeys(texts, 1))  # the last result is not sent
+
+
 # --- calm temperature ------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_the_temperature_calms_after_successes(mode: str) -> None:
@@ -424,6 +449,57 @@ def test_with_human_in_the_loop_an_answer_sent_back_is_still_asked_again(mode: s
     out = run(agent, ask(), mode)
     assert len(model.calls) == 2 and out["messages"][-1].text == "It has shipped, I am sure."
     assert out.get("tether_status") == "completed"
+
+
+def test_each_tool_call_is_folded_into_the_grounds_once() -> None:
+    """The calls a step made are folded into the run's grounds at the next model call, each
+    once (a reducer would fold it twice a step: LangGraph applies one for the edge too), to
+    the grounds folding the same calls in turn makes."""
+    folded: list[tuple[Any, ...]] = []
+    fold = decisions.record_result
+
+    def counted(grounds: Any, *call: Any) -> Any:
+        folded.append(call)
+        return fold(grounds, *call)
+
+    task = "Look up ORD-2024-001 and ORD-2024-002"
+    replies = [call("lookup_order", i, order_id=f"ORD-2024-00{i}") for i in (1, 2)]
+    agent, _ = agent_with([*replies, "Both are paid."], [lookup_order], tether_middleware())
+    agent.checkpointer = InMemorySaver()
+    config: Any = {"configurable": {"thread_id": "grounds"}}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(decisions, "record_result", counted)
+        agent.invoke(ask(task), config)
+    assert [arguments for _, _, arguments, _ in folded] == [
+        {"order_id": "ORD-2024-001"},
+        {"order_id": "ORD-2024-002"},
+    ]
+    private = agent.get_state(config).values["tether_private"]
+    assert private["tether_unfolded"] == []
+    expected = heard(None, task)
+    for made in folded:
+        expected = fold(expected, *made)
+    assert private["tether_grounds"] == expected
+
+
+def test_a_call_that_ended_its_run_is_folded_into_the_grounds_as_the_next_run_starts() -> None:
+    """A run that ends at its tools (a tool that returns directly) leaves its last calls
+    unfolded: the next run folds them in before it takes its task's values."""
+    first, second = "Look up ORD-2024-001", "And what did you find?"
+    direct = StructuredTool.from_function(
+        lookup_order.func, name="lookup_order", description="Look up.", return_direct=True
+    )
+    replies = [call("lookup_order", 1, order_id="ORD-2024-001"), "It is paid."]
+    agent, _ = agent_with(replies, [direct], tether_middleware())
+    agent.checkpointer = InMemorySaver()
+    config: Any = {"configurable": {"thread_id": "direct"}}
+    agent.invoke(ask(first), config)
+    left = agent.get_state(config).values["tether_private"]["tether_unfolded"]
+    assert [arguments for _, _, arguments, _ in left] == [{"order_id": "ORD-2024-001"}]
+    agent.invoke(ask(second), config)
+    private = agent.get_state(config).values["tether_private"]
+    expected = heard(decisions.record_result(heard(None, first), *left[0]), second)
+    assert private["tether_unfolded"] == [] and private["tether_grounds"] == expected
 
 
 def test_the_budget_counts_an_answer_sent_back_within_the_step() -> None:

@@ -52,13 +52,16 @@ def test_cpu_per_step_runs_every_agent_to_its_last_step() -> None:
 
 
 def test_cpu_per_step_with_tethers_middleware_runs_every_agent_to_the_answer() -> None:
-    args = ("--repeats", "1", "--runs", "1", "--unchecked", "--json")
+    args = ("--repeats", "1", "--runs", "1", "--unchecked", "--layered", "--json")
     report = script("middleware_overhead.py", *args)
     medians = report["ms_per_step_median"]
     stock, tether = "create_agent + stock middleware", "create_agent + tether_middleware"
-    assert set(medians) == {"create_agent", stock, tether, f"{tether}, check_final off"}
+    layered = f"{stock} + two empty tool hooks"
+    assert set(medians) == {"create_agent", stock, tether, f"{tether}, check_final off", layered}
     assert all(value > 0 for value in medians.values()) and report["ratio"] > 0
-    assert report["ratio_unchecked"] > 0
+    assert report["ratio_unchecked"] > 0 and report["ratio_layered"] > 0
+    assert set(report["user_system_ms_per_step_mean"]) == set(medians)
+    assert set(report["page_faults_per_step"]) == set(medians)
 
 
 def test_callgrind_counts_only_the_runs_of_each_agent(monkeypatch: pytest.MonkeyPatch) -> None:

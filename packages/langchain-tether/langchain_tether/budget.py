@@ -29,9 +29,9 @@ from langchain_tether.closing import Plan, closed, plan_call
 from langchain_tether.common import ModelResult, Outcome, Response, RunState, extended, run_view
 from langchain_tether.drive import Steps, adrive, drive
 
-ModelHandler = Callable[[lc.ModelRequest[Any]], lc.ModelResponse[Any]]
-AsyncModelHandler = Callable[[lc.ModelRequest[Any]], Awaitable[lc.ModelResponse[Any]]]
 Request = lc.ModelRequest[Any]
+ModelHandler = Callable[[Request], Response]
+AsyncModelHandler = Callable[[Request], Awaitable[Response]]
 ModelSteps = Steps[Request, Response, Outcome]
 """A model hook's body (:mod:`langchain_tether.drive`)."""
 Made = Callable[[Request], Steps[Request, Response, Response]]
@@ -89,7 +89,7 @@ class TokenBudget:
     async def awrap_model_call(self, request: Request, handler: AsyncModelHandler) -> ModelResult:
         return extended(await adrive(self.model_steps(request), handler))
 
-    def budget_steps(self, request: lc.ModelRequest[Any], made: Made) -> ModelSteps:
+    def budget_steps(self, request: Request, made: Made) -> ModelSteps:
         """The call made within the budget (``made`` makes it), or the stop in its place."""
         with model_call() as call:
             view, update = run_view(request.state, _fresh)
@@ -100,7 +100,7 @@ class TokenBudget:
             response = yield from made(plan.request)
             return plan.finish(response, update | self._usage(view, response, tokens, call))
 
-    def _plan(self, request: lc.ModelRequest[Any], view: Any, call: ModelCall) -> tuple[Plan, int]:
+    def _plan(self, request: Request, view: Any, call: ModelCall) -> tuple[Plan, int]:
         """The call to make (its reply capped at what is left when only the reserve for it
         does not fit; closed for the last answer when its prompt does not), or the stop that
         replaces it; the request's tokens."""
@@ -132,16 +132,16 @@ class TokenBudget:
         view: Any = {"usage": spent, "closing": closing}
         return decisions.before_call(view, self.settings, prompt_tokens=tokens, cancelled=None)
 
-    def request_tokens(self, request: lc.ModelRequest[Any]) -> int:
+    def request_tokens(self, request: Request) -> int:
         """The request's prompt as tether counts one: each message (tool calls' arguments
         included), the system message and the tool schemas' JSON."""
         messages: list[BaseMessage] = list(request.messages)
         if request.system_message is not None:
             messages.insert(0, request.system_message)
-        calls = " ".join(tool_call_text(m) for m in messages if isinstance(m, AIMessage))
+        calls = [self.texts.count(tool_call_text(m)) for m in messages if isinstance(m, AIMessage)]
         schemas = sum(self.schema_tokens(tool) for tool in request.tools)
         overhead = MESSAGE_OVERHEAD if request.tools else 0
-        return count_messages(self.texts, messages) + self.counter.count(calls) + schemas + overhead
+        return count_messages(self.texts, messages) + sum(calls) + schemas + overhead
 
     def schema_tokens(self, tool: BaseTool | dict[str, Any]) -> int:
         """The tokens of the tool's schema as the model is sent it (OpenAI's JSON), counted
@@ -154,9 +154,7 @@ class TokenBudget:
             kept = self._schemas[tool.name] = (tool, self.counter.count(schema_text(tool)))
         return kept[1]
 
-    def _usage(
-        self, view: Any, response: lc.ModelResponse[Any], tokens: int, call: ModelCall
-    ) -> dict[str, Any]:
+    def _usage(self, view: Any, response: Response, tokens: int, call: ModelCall) -> dict[str, Any]:
         """The run's usage after the call. A reply a tether wrapper inside wrote in place of
         the model's spent nothing."""
         spent = self.before(view, call)
@@ -174,7 +172,7 @@ class TokenBudget:
 
     def spent(self, reply: AIMessage, prompt: int) -> Usage:
         """What one call spent: the server's usage when it is plausible, else the count."""
-        written = self.texts.count(reply.text) + self.counter.count(tool_call_text(reply))
+        written = self.texts.count(reply.text) + self.texts.count(tool_call_text(reply))
         meta: Any = reply.usage_metadata
         if decisions.usage_problem(meta, (prompt, written), self.settings.max_tokens) is None:
             return cast(Usage, {key: meta[key] for key in Usage.__annotations__})

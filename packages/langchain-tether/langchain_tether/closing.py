@@ -13,20 +13,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import tether.decisions as decisions
-from langchain.agents.middleware.types import ModelRequest, ModelResponse
+from langchain.agents.middleware.types import ModelResponse
 from langchain_core.messages import AIMessage, HumanMessage
 from langchain_core.messages.tool import tool_call
 from tether import STATUSES, AgentSettings
 from tether.decisions import Proposal, Verdict
 
 from langchain_tether.calls import ModelCall
-from langchain_tether.common import NOTE_ID, Outcome, ending, fields, responded
+from langchain_tether.common import NOTE_ID, Outcome, Request, Response, ending, fields, responded
 
 STOP_ID = f"{NOTE_ID}stop-"
 """Ids of the run's last message when tether ends it without an answer (for readers)."""
 
 
-def closed(request: ModelRequest[Any], verdict: Verdict, call: ModelCall) -> ModelRequest[Any]:
+def closed(request: Request, verdict: Verdict, call: ModelCall) -> Request:
     """The last answer's request: no tools and the cap's note last; the call's record says
     which cap closed it, for the wrappers inside."""
     call.closing = verdict
@@ -43,8 +43,8 @@ def stop_message(status: str) -> AIMessage:
 
 
 def answered(
-    response: ModelResponse[Any], verdict: Verdict, call: ModelCall, unresolved: Proposal | None
-) -> tuple[ModelResponse[Any], dict[str, Any]]:
+    response: Response, verdict: Verdict, call: ModelCall, unresolved: Proposal | None
+) -> tuple[Response, dict[str, Any]]:
     """The last answer as the run's final message (any tool call it still makes is dropped:
     the run ends here), and the status and reason it ends with. While a write's outcome is
     still ``unresolved``, the answer is not taken (it cannot know it)."""
@@ -97,7 +97,7 @@ class Plan:
     (``stop``); ``closing``, the cap whose last answer this wrapper asked for; ``capped``, the
     budget's stop if the reply, capped at what the budget has left, calls a tool."""
 
-    request: ModelRequest[Any]
+    request: Request
     call: ModelCall
     stop: Verdict | None = None
     closing: Verdict | None = None
@@ -122,7 +122,7 @@ class Plan:
             return None
         return stopped(self.stop, update, self.call, unasked=self.unasked, unresolved=unresolved)
 
-    def finish(self, response: ModelResponse[Any], update: dict[str, Any]) -> Outcome:
+    def finish(self, response: Response, update: dict[str, Any]) -> Outcome:
         """The response with this wrapper's update (and the cap's ending, if it closed; the
         budget's stop in its place, if its reply, capped at what was left, calls a tool)."""
         if self.closing is not None and not self.call.ended:
@@ -137,12 +137,11 @@ class Plan:
 
     def unresolved(self) -> Proposal | None:
         """The write whose outcome is unknown, as the repeat guard recorded it."""
-        state: Any = fields(self.request.state)
-        return state.get("tether_unresolved")
+        return fields(self.request.state).get("tether_unresolved")  # type: ignore[no-any-return]
 
 
 def plan_call(
-    request: ModelRequest[Any], verdict: Verdict | None, settings: AgentSettings, call: ModelCall
+    request: Request, verdict: Verdict | None, settings: AgentSettings, call: ModelCall
 ) -> Plan:
     """What a wrapper does with a stop it found before the call: at a cap, with
     ``cap_answer``, close the request (the last answer); else replace the call. A call an

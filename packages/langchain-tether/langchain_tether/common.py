@@ -21,6 +21,7 @@ from langchain_tether.calls import ModelCall
 NOTE_ID = "tether-note-"
 """Ids of the messages tether adds to a model request, so a reader of the run can tell them
 (:func:`langchain_tether.answer_of`); nothing tether decides reads them."""
+Request = lc.ModelRequest[Any]
 Response = lc.ModelResponse[Any]
 ModelResult = Response | lc.ExtendedModelResponse[Any]
 Outcome = tuple[Response, dict[str, Any]]
@@ -51,10 +52,9 @@ def add_failures(current: dict[str, int] | None, new: Any) -> dict[str, int]:
     return counts
 
 
-def fold_grounds(current: Any, call: list[Any]) -> dict[str, Any]:
-    """Reducer: the run's grounds (``{}`` before any call) with one more tool call (its task,
-    tool, arguments, result) folded in by :func:`tether.decisions.final_check.record_result`."""
-    return dict(decisions.record_result(current or None, *call))
+def appended(current: list[Any] | None, new: list[Any]) -> list[Any]:
+    """Reducer: the items of ``new`` after the current ones."""
+    return [*(current or []), *new]
 
 
 class RunFields(TypedDict, total=False):
@@ -84,8 +84,12 @@ class RunFields(TypedDict, total=False):
     """The run's id, as the loop gives its tools (idempotency keys derive from it)."""
     tether_task: str
     """The run's task: the user's message that started it."""
-    tether_grounds: Annotated[dict[str, Any], fold_grounds]
+    tether_grounds: dict[str, Any]
     """What the thread's tool calls established (:class:`tether.decisions.grounding.Grounds`)."""
+    tether_unfolded: Annotated[list[list[Any]], appended]
+    """Tool calls (task, tool, arguments, result) the next model call folds into the grounds,
+    once: LangGraph applies a reducer twice a step, and a fold in it cost 0.2 M instructions a
+    step more (2% of a step; benchmarks/middleware_overhead.py --instructions)."""
     tether_sent_back: bool
     """An answer was sent back in this run; the next is taken as written."""
 

@@ -22,7 +22,7 @@ from tether.llm import NativeProtocol
 
 from langchain_tether.budget import Made
 from langchain_tether.calls import ModelCall
-from langchain_tether.common import NOTE_ID, facts_of, step_of
+from langchain_tether.common import NOTE_ID, Request, Response, facts_of, step_of
 from langchain_tether.drive import Steps
 from langchain_tether.tooling import ToolStep
 
@@ -86,16 +86,11 @@ class FinalAnswerCheck:
         loop."""
         messages = state.get("messages") or []
         task = messages[-1].text if messages and isinstance(messages[-1], HumanMessage) else ""
-        grounds = Overwrite(dict(heard(state.get("tether_grounds") or None, task)))
-        return {"tether_task": task, "tether_grounds": grounds, "tether_sent_back": False}
+        grounds = dict(heard(folded(state)[0]["tether_grounds"], task))
+        fields = {"tether_grounds": grounds, "tether_unfolded": Overwrite([])}
+        return {"tether_task": task, **fields, "tether_sent_back": False}
 
-    def note(
-        self,
-        view: Any,
-        request: lc.ModelRequest[Any],
-        response: lc.ModelResponse[Any],
-        call: ModelCall,
-    ) -> str | None:
+    def note(self, view: Any, request: Request, response: Response, call: ModelCall) -> str | None:
         """The note to send the reply back with, or None to take it."""
         reply = response.result[-1] if response.result else None
         if not isinstance(reply, AIMessage) or reply.tool_calls or not self.settings.check_final:
@@ -110,7 +105,7 @@ class FinalAnswerCheck:
         tools = list(self._tools.values())
         return decisions.check_final(task, reply.text, grounds, tools, context=system)
 
-    def looked_first(self, view: Any, request: lc.ModelRequest[Any]) -> lc.ModelRequest[Any]:
+    def looked_first(self, view: Any, request: Request) -> Request:
         """The request, asking for a tool call (``tool_choice`` required) while nothing has
         run and the task names something a read tool can look up (``look_first``, as the
         loop's offer: :func:`tether.decisions.offer.look_first`)."""
@@ -125,8 +120,8 @@ class FinalAnswerCheck:
         return request.override(tool_choice="required")
 
     def asking(
-        self, view: Any, request: lc.ModelRequest[Any], call: ModelCall, passes: Made
-    ) -> Steps[lc.ModelRequest[Any], lc.ModelResponse[Any], Asked]:
+        self, view: Any, request: Request, call: ModelCall, passes: Made
+    ) -> Steps[Request, Response, Asked]:
         """The step's model calls (``passes`` makes each): a reply that cannot be used is
         asked again with the loop's note, each time a step of its own, until a stop rule ends
         the run (:meth:`unusable`); an answer the check sends back is asked again once. The
@@ -150,9 +145,7 @@ class FinalAnswerCheck:
             kept = [*result, sent]
             request = request.override(messages=[*request.messages, sent])
 
-    def unusable(
-        self, view: Any, response: lc.ModelResponse[Any], call: ModelCall, asked: Asked
-    ) -> str | None:
+    def unusable(self, view: Any, response: Response, call: ModelCall, asked: Asked) -> str | None:
         """The note a reply is asked again with when it cannot be used (no tool call, and cut
         off at ``max_tokens``, empty, or its tool calls unreadable: the loop's parse failure),
         as the loop writes it; None for a usable reply, or when a stop rule ends the run on
@@ -172,7 +165,7 @@ class FinalAnswerCheck:
         hints = decisions.hints_after(list(facts.history), facts.failure_streak, self.settings)
         return "\n\n".join([NATIVE.failure_note(asked.records[-1]["summary"]), *hints])
 
-    def learn(self, request: lc.ModelRequest[Any]) -> None:
+    def learn(self, request: Request) -> None:
         """The tools of a request, for the check when the agent's were not given."""
         for tool in request.tools:
             if isinstance(tool, BaseTool) and tool.name not in self._tools:
@@ -185,4 +178,14 @@ class FinalAnswerCheck:
         if step.call.gate in ("recall", "repeat"):
             return {}
         task, call = request.state.get("tether_task") or "", request.tool_call
-        return {"tether_grounds": [task, call["name"], call.get("args") or {}, step.result]}
+        return {"tether_unfolded": [[task, call["name"], call.get("args") or {}, step.result]]}
+
+
+def folded(view: Any) -> tuple[Any, dict[str, Any]]:
+    """The run's view with the tool calls not in its grounds yet folded in
+    (:func:`tether.decisions.final_check.record_result`), and the update that writes them."""
+    grounds, calls = view.get("tether_grounds") or None, view.get("tether_unfolded") or []
+    for call in calls:
+        grounds = decisions.record_result(grounds, *call)
+    update = {"tether_grounds": grounds, "tether_unfolded": Overwrite([])} if calls else {}
+    return {**view, "tether_grounds": grounds, "tether_unfolded": []}, update

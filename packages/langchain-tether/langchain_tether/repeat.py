@@ -23,7 +23,7 @@ from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
 from langchain_tether.calls import ModelCall, ToolCallRecord
 from langchain_tether.closing import replay_call
-from langchain_tether.common import RunState, ending, packed, step_of, stop_after
+from langchain_tether.common import Response, RunState, ending, packed, step_of, stop_after
 from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"  # the same reply made the same call earlier
@@ -44,9 +44,7 @@ def fresh_guard(state: Any) -> dict[str, Any]:
     }
 
 
-def settled(
-    view: Any, response: lc.ModelResponse[Any], call: ModelCall
-) -> tuple[lc.ModelResponse[Any], dict[str, Any]]:
+def settled(view: Any, response: Response, call: ModelCall) -> tuple[Response, dict[str, Any]]:
     """The model's response, and the guard's update: an answer while a write's outcome is
     unknown has the write replayed first, with the same arguments
     (:func:`tether.decisions.must_resolve_first`), as a tool call added after the answer,
@@ -201,7 +199,7 @@ class RepeatGuardMiddleware(
         return update
 
 
-def unique_ids(response: lc.ModelResponse[Any]) -> lc.ModelResponse[Any]:
+def unique_ids(response: Response) -> Response:
     """The response with each tool call of its reply under an id of its own. Calls are
     answered by id: a second call under a taken id would run apart from the first's record
     (the same write twice); under its own id, it is that call's twin, refused as such."""

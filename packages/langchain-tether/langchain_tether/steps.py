@@ -26,7 +26,7 @@ from langchain_tether.calls import ModelCall, model_call
 from langchain_tether.closing import Plan, plan_call
 from langchain_tether.common import NOTE_ID, Outcome, RunState, counted, ending, facts_of, run_view
 from langchain_tether.drive import Steps
-from langchain_tether.final import Asked, FinalAnswerCheck
+from langchain_tether.final import Asked, FinalAnswerCheck, folded
 from langchain_tether.repeat import fresh_guard, settled, unique_ids
 from langchain_tether.tooling import ToolHooks, ToolStep
 
@@ -36,9 +36,7 @@ CALLS_PER_STEP = 4
 """Records kept per step the decisions need: room for parallel calls."""
 
 
-def with_note(
-    request: lc.ModelRequest[Any], text: str, name: str, call: ModelCall
-) -> lc.ModelRequest[Any]:
+def with_note(request: Request, text: str, name: str, call: ModelCall) -> Request:
     """The request with tether's note as a user message at the end (before the cap's note,
     when the call is closed for the last answer). The state does not keep it: like the
     loop's notes, it is for this call only."""
@@ -135,14 +133,13 @@ class TetherMiddleware(
             **self.fresh_check(state),
         }
 
-    def prepared(
-        self, request: lc.ModelRequest[Any], call: ModelCall
-    ) -> tuple[Any, dict[str, Any], Plan]:
+    def prepared(self, request: Request, call: ModelCall) -> tuple[Any, dict[str, Any], Plan]:
         """The run as this call sees it, the update that counts the call (and starts a run),
         and the call with the failures' note and its temperature; at a stop (or one the tools
         left pending), the last answer's call, or none."""
         self.learn(request)
         view, update = run_view(request.state, self.fresh)
+        view, grounds = folded(view)
         facts = facts_of(view)
         hint = decisions.switch_hint(list(facts.history), facts.failure_streak, self.settings)
         stop = decisions.first_stop(facts, self.settings) if facts.history else None
@@ -154,9 +151,9 @@ class TetherMiddleware(
         temperature = decisions.temperature_for(calm, self.settings)
         settings = {**plan.request.model_settings, "temperature": temperature}
         plan.request = plan.request.override(model_settings=settings)
-        return view, update | counted(view), plan
+        return view, update | grounds | counted(view), plan
 
-    def model_steps(self, request: lc.ModelRequest[Any]) -> ModelSteps:
+    def model_steps(self, request: Request) -> ModelSteps:
         """The model hook, for a sync or async handler alike (:mod:`langchain_tether.drive`):
         the stop rules before the call, the step's calls (:meth:`asking`), a stop they end in."""
         with model_call() as call:
