@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 from tether.decisions import Proposal, ToolResult, Usage, Verdict
 
@@ -33,6 +34,7 @@ class ToolCallRecord:
     gate: str | None = None  # recall, repeat or refuse: tether answered in place of the call
     result: ToolResult | None = None  # the outcome tether wrote (the gate's, a write's failure)
     proposal: Proposal | None = None  # the call as the decisions see it, read once
+    read: tuple[Any, Any] | None = None  # the request, and as tether's wrappers read it
 
 
 _MODEL: ContextVar[ModelCall | None] = ContextVar("tether_model_call", default=None)

@@ -13,7 +13,6 @@ import tether.decisions as decisions
 from langchain.agents.middleware import types as lc
 from langchain_core.messages import HumanMessage
 from langgraph.types import Command, Overwrite
-from tether import AgentSettings
 from tether.decisions import CallRecord, Proposal, StepRecord, StopFacts, Usage, Verdict
 
 from langchain_tether.calls import ModelCall
@@ -185,13 +184,6 @@ def facts_of(view: Any, also: list[StepRecord] = ()) -> StopFacts:  # type: igno
     records = [*(view.get("tether_history") or []), *also]
     failures = view.get("tether_tool_failures")
     return StopFacts.of_calls(step_of(view), records, view.get("tether_usage"), failures)
-
-
-def stop_after(view: Any, settings: AgentSettings, also: list[StepRecord] = ()) -> Verdict | None:  # type: ignore[assignment]
-    """The first stop rule's verdict on the run so far (None before any tool step: the rules
-    read the last step)."""
-    facts = facts_of(view, also)
-    return decisions.first_stop(facts, settings) if facts.history else None
 
 
 # --- ending a run -----------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from tether.tools import RUN_ID_KEY, error_envelope, has_side_effects
 
 from langchain_tether.calls import ModelCall, ToolCallRecord
 from langchain_tether.closing import replay_call
-from langchain_tether.common import Response, RunState, ending, packed, step_of, stop_after
+from langchain_tether.common import Response, RunState, ending, facts_of, packed, step_of
 from langchain_tether.tooling import ToolHooks, ToolResponse, ToolStep, gate_result, proposal_of
 
 TWIN = "was already called in this step"  # the same reply made the same call earlier
@@ -149,7 +149,7 @@ class RepeatGuardMiddleware(
             note = decisions.recall_hint(view, record, self.settings)
             events = decisions.call_events(view["calls"], record, None, ran=False)
             return _answered(request, note, "recall", {"tether_calls": events})
-        verdict = stop_after(request.state, self.settings, also=[record])
+        verdict = decisions.first_stop(facts_of(request.state, [record]), self.settings)
         text = f"{_named(proposal)} was not run: it was proposed again after the note."
         return _answered(request, text, "repeat", {"tether_stop": verdict})
 
