@@ -76,6 +76,8 @@ def test_callgrind_counts_only_the_runs_of_each_agent(monkeypatch: pytest.Monkey
         overhead.counted_runs(name, 2, switch=events.append)
         assert events == ["run", "on", "run", "run", "off"]
     assert overhead.instructions_in("==7== Collected : 92827501\n") == 92827501
+    one_thread = "thread: 1\nsummary: 0\nfn=(1) main\n16 3\ntotals: 68313\n"  # a counts file
+    assert overhead.instructions_in(one_thread, r"^totals: (\d+)") == 68313
     with pytest.raises(RuntimeError, match="no count"):
         overhead.instructions_in("valgrind: command not found")
 

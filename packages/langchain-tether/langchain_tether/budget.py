@@ -44,9 +44,9 @@ def sent(request: Request) -> Steps[Request, Response, Response]:
 
 
 class KeptCounts:
-    """``counter``'s counts, each text counted once: a run's messages are in every later
-    request, and counting them all at each call cost 2.4% of a run (2.3 M instructions;
-    benchmarks/middleware_overhead.py --instructions). Kept by the text, up to 1,024 texts."""
+    """``counter``'s counts, each text counted once (up to 1,024 texts): a run's messages and
+    tool calls are in every later request, and counting them all at each call cost 4% of a
+    run (3.7 M instructions; benchmarks/middleware_overhead.py --instructions)."""
 
     def __init__(self, counter: TokenCounter) -> None:
         self.count = functools.lru_cache(maxsize=1024)(counter.count)
