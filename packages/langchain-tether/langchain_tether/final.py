@@ -87,8 +87,8 @@ class FinalAnswerCheck:
         messages = state.get("messages") or []
         task = messages[-1].text if messages and isinstance(messages[-1], HumanMessage) else ""
         grounds = dict(heard(folded(state)[0]["tether_grounds"], task))
-        fields = {"tether_grounds": grounds, "tether_unfolded": Overwrite([])}
-        return {"tether_task": task, **fields, "tether_sent_back": False}
+        folds = {"tether_grounds": grounds, "tether_unfolded": Overwrite([])}
+        return {"tether_task": task, **folds, "tether_sent_back": False}
 
     def note(self, view: Any, request: Request, response: Response, call: ModelCall) -> str | None:
         """The note to send the reply back with, or None to take it."""
